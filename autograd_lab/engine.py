@@ -1,0 +1,218 @@
+"""Engine: topological sort, backward and forward over a graph of Variables.
+
+The engine keeps no graph of its own; the graph is the ``parents`` links of the Variables. All traversals are
+iterative, so a chain of 100,000 nodes needs no recursion and runs in time linear in the node count.
+
+Topological sort is Kahn's algorithm (A. B. Kahn, "Topological sorting of large networks", CACM 5(11), 1962): count,
+for every node, how many input edges it has; start from the nodes with none (the leaves); repeatedly emit a ready node
+and remove its outgoing edges. Nodes left over at the end lie on a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from autograd_lab.errors import CycleError, GraphReleasedError, ShapeError
+
+if TYPE_CHECKING:
+    from autograd_lab.variable import Variable
+
+
+class Engine:
+    """Static methods that walk the graph, plus the global modes.
+
+    Class attributes (switched with the context managers in :mod:`autograd_lab.modes`):
+        grad_enabled: when False (inside ``no_grad()``), operators record no graph.
+        is_training: when False (inside ``eval_mode()``), dropout is the identity.
+        detect_anomaly: when True, the first NaN/inf in a forward value or gradient raises AnomalyError.
+    """
+
+    grad_enabled: bool = True
+    is_training: bool = True
+    detect_anomaly: bool = False
+
+    @staticmethod
+    def topo_sort(root: Variable) -> list[Variable]:
+        """Return every node that ``root`` depends on, each once, leaves first and ``root`` last.
+
+        See :meth:`backward_order`, whose result this is, reversed.
+        """
+        order = Engine.backward_order(root)
+        order.reverse()
+        return order
+
+    @staticmethod
+    def backward_order(root: Variable) -> list[Variable]:
+        """Return the nodes in the order backward visits them: ``root`` first, each node after all its consumers.
+
+        Kahn's algorithm on the graph seen from the root: a node's in-degree is the number of edges from the nodes
+        that consume it (an input used twice by one op counts twice). A node becomes ready once every consumer has
+        been emitted, which is exactly when its gradient is complete. Iterative and deterministic (parents are
+        visited in input order).
+
+        Raises:
+            GraphReleasedError: if a node on the way was released by an earlier backward.
+            CycleError: if the ``parents`` links form a cycle.
+        """
+        # 1. Discover the nodes reachable through parents, counting each node's consumers.
+        consumers: dict[Variable, int] = {root: 0}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node._released:
+                raise GraphReleasedError(
+                    f"{node!r} belongs to a graph that an earlier Engine.backward released; build the graph again "
+                    "(run the forward pass), or pass retain_graph=True to the first backward"
+                )
+            for parent in node._parents:
+                if parent in consumers:
+                    consumers[parent] += 1
+                else:
+                    consumers[parent] = 1
+                    stack.append(parent)
+        # 2. Kahn's algorithm: emit a node once all its consumers are emitted.
+        if consumers[root]:
+            raise _cycle_error(consumers, root)
+        order = [root]
+        i = 0
+        while i < len(order):
+            for parent in order[i]._parents:
+                consumers[parent] -= 1
+                if consumers[parent] == 0:
+                    order.append(parent)
+            i += 1
+        if len(order) != len(consumers):
+            raise _cycle_error(consumers, root)
+        return order
+
+    @staticmethod
+    def backward(
+        root: Variable,
+        grad: Any = None,
+        retain_graph: bool = False,
+        inputs: Iterable[Variable] | None = None,
+    ) -> None:
+        """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that ``root`` depends on.
+
+        Nodes are visited in reverse topological order (:meth:`backward_order`); each operator's gradients are added
+        into its parents' ``.grad`` with ``+=``, so a node used twice receives the sum of both paths. Leaves keep
+        their gradients (adding to any gradient already there); internal nodes' gradients are freed as soon as they
+        have been passed on.
+
+        Args:
+            root: the node to differentiate, usually the scalar loss.
+            grad: d(something)/d(root), shape ``root.shape``; defaults to 1 for a one-element root.
+            retain_graph: keep ``op``/``parents`` so that backward or :meth:`forward` can run again. When False the
+                graph is released as it is walked (``op`` and ``parents`` dropped), so its memory is reclaimed.
+            inputs: if given, only these leaves receive gradients and work not needed for them is skipped
+                (for example the gradient with respect to the input batch).
+
+        Raises:
+            ShapeError: if ``grad`` is missing for a root with more than one element, or has the wrong shape.
+            GraphReleasedError: if the graph was released by an earlier backward.
+            CycleError, InPlaceModificationError, AnomalyError: see :mod:`autograd_lab.errors`.
+        """
+        order = Engine.backward_order(root)
+        if grad is None:
+            if root.size != 1:
+                raise ShapeError(
+                    f"backward needs grad= for a root of shape {root.shape}; only a one-element root is seeded with 1"
+                )
+            seed = np.ones_like(root._data)
+        else:
+            seed = np.array(grad, dtype=root.dtype, copy=True)
+            if seed.shape != root.shape:
+                raise ShapeError(f"grad has shape {seed.shape}, but the root has shape {root.shape}")
+
+        wanted: set[Variable] | None = None
+        if inputs is not None:
+            wanted = set(inputs)
+            for node in reversed(order):
+                if node._parents and any([p in wanted for p in node._parents]):
+                    wanted.add(node)
+
+        # A gradient stored as received may be shared with another node; only arrays in `owned` may take `+=`.
+        owned = {n for n in order if n._op is None and n.grad is not None and n.grad.flags.writeable}
+        if root.grad is None or root._op is not None:
+            root.grad = seed
+            owned.add(root)
+        else:
+            _accumulate(root, seed, owned)
+        for node in order:
+            op = node._op
+            if op is None:
+                continue
+            gy = node.grad
+            node.grad = None
+            parents = node._parents
+            if not retain_graph:
+                node._op = None
+                node._parents = []
+                node._released = True
+            if gy is None or (wanted is not None and node not in wanted):
+                continue
+            op._needs = None if wanted is None else tuple([p in wanted for p in parents])
+            grads = op._run_backward(gy, parents)
+            for parent, g in zip(parents, grads):
+                if g is None:
+                    continue
+                if parent.grad is None:
+                    parent.grad = g
+                elif parent in owned:
+                    parent.grad += g
+                else:
+                    parent.grad = parent.grad + g
+                    owned.add(parent)
+        _settle_leaf_grads(order, owned)
+
+    @staticmethod
+    def forward(root: Variable) -> Variable:
+        """Recompute every internal node from the current leaf values, in topological order; return ``root``.
+
+        Use it to re-run a graph built once with placeholder leaves: assign ``x.data = batch``, then
+        ``Engine.forward(loss)``. Dropout draws a new mask on each run (in training mode).
+
+        Raises:
+            GraphReleasedError: if the graph was released by a backward without ``retain_graph=True``.
+        """
+        for node in Engine.topo_sort(root):
+            op = node._op
+            if op is not None:
+                node._data = op._run_forward(node._parents)
+                op._versions = tuple([p._version for p in node._parents])
+                node.grad = None
+        return root
+
+
+def _accumulate(node: Variable, g: np.ndarray, owned: set[Variable]) -> None:
+    """``node.grad += g``, without ever writing into an array that another node may share."""
+    if node.grad is None:
+        node.grad = g
+    elif node in owned:
+        node.grad += g
+    else:
+        node.grad = node.grad + g
+        owned.add(node)
+
+
+def _cycle_error(consumers: dict[Variable, int], root: Variable) -> CycleError:
+    stuck = [node for node, n in consumers.items() if n > 0] or [root]
+    return CycleError(
+        f"the graph has a cycle through {len(stuck)} node(s), e.g. {stuck[0]!r}; a node cannot be its own ancestor "
+        "(were .parents edited by hand?)"
+    )
+
+
+def _settle_leaf_grads(order: list[Variable], owned: set[Variable]) -> None:
+    """Give every leaf a private, writable gradient array (optimizers and clipping update grads in place)."""
+    seen: set[int] = set()
+    for node in order:
+        g = node.grad
+        if g is None or node._op is not None:
+            continue
+        if node not in owned and (not g.flags.writeable or g.base is not None or id(g) in seen):
+            node.grad = g = g.copy()
+        seen.add(id(g))

@@ -1,0 +1,191 @@
+"""Operator: the base class of every differentiable operation.
+
+A subclass implements two methods on raw NumPy arrays:
+
+* ``forward(self, *xs) -> ndarray`` computes the output from the input values;
+* ``backward(self, gy) -> list[ndarray | None]`` turns the gradient of the output into one gradient per input, in
+  input order, each with exactly its input's shape (None for an input whose gradient nobody asked for, see
+  :meth:`Operator.needs_grad`).
+
+Calling an operator on Variables, ``MulOp()(x, y)``, runs ``forward`` and wires the graph: the result's ``op`` is the
+operator and its ``parents`` are ``[x, y]``. The base class saves the input values in ``self.inputs`` and the output in
+``self.output`` for backward, and checks every gradient that ``backward`` returns. An operator instance records one
+call only, so state saved for backward (a dropout mask, say) can never be mixed up between two nodes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from autograd_lab._callsite import user_callsite
+from autograd_lab.engine import Engine
+from autograd_lab.errors import AnomalyError, InPlaceModificationError, OperatorReuseError, ShapeError
+from autograd_lab.variable import Variable
+
+
+class Operator:
+    """Base class of all operators. See the module docstring for the contract.
+
+    Attributes:
+        inputs: the input values of the recorded call (tuple of read-only ndarrays), for use in ``backward``.
+        output: the output value of the recorded call (read-only ndarray).
+    """
+
+    #: True for ops whose output depends on ``Engine.is_training`` (dropout); used by the exporter and the views.
+    training_dependent: ClassVar[bool] = False
+
+    inputs: tuple[np.ndarray, ...]
+    output: np.ndarray
+    _versions: tuple[int, ...]
+    # Defaults that a call overrides per instance.
+    _needs: tuple[bool, ...] | None = None
+    _called: bool = False
+    _created_at: str | None = None
+
+    def forward(self, *xs: np.ndarray) -> np.ndarray:
+        """Compute the output value from the input values. Subclasses implement this."""
+        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        """Return d(root)/d(input_i) for each input, given ``gy`` = d(root)/d(output). Subclasses implement this."""
+        raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
+
+    def needs_grad(self, i: int) -> bool:
+        """Whether the gradient of input ``i`` is wanted in the current backward (skip the work when it is not)."""
+        needs = self._needs
+        return needs is None or needs[i]
+
+    def config(self) -> dict[str, object]:
+        """The operator's configuration (axis, flags, ...) for drawings and error messages."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("inputs", "output")}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- graph wiring ----------------------------------------------------------------------------------------------
+    def __call__(self, *variables: Variable) -> Variable:
+        """Run ``forward`` on the inputs' values and return the output Variable (a new graph node).
+
+        Raises:
+            OperatorReuseError: if this operator instance was already called.
+            TypeError: if an input is not a Variable.
+            ShapeError: if the input shapes do not fit (names the op, the shapes and the calling line).
+            AnomalyError: under ``detect_anomaly()``, if the output holds NaN or inf.
+        """
+        if self._called:
+            raise OperatorReuseError(
+                f"this {type(self).__name__} instance was already called; an operator records one call, "
+                f"so create a new one for each use: {type(self).__name__}(...)(x)"
+            )
+        self._called = True
+        try:
+            xs = tuple([v._data for v in variables])
+        except AttributeError:
+            bad = next(i for i, v in enumerate(variables) if not isinstance(v, Variable))
+            raise TypeError(
+                f"{type(self).__name__} input {bad} must be a Variable, got {type(variables[bad]).__name__}; "
+                "wrap arrays with Variable.from_numpy(array)"
+            ) from None
+        if Engine.detect_anomaly:
+            self._created_at = user_callsite()
+        out = self._run_forward(xs)
+        if not Engine.grad_enabled:
+            # no_grad(): the result is a plain leaf and nothing is kept for backward.
+            self.inputs = ()
+            del self.output
+            return Variable._new(out, None, [])
+        self._versions = tuple([v._version for v in variables])
+        return Variable._new(out, self, list(variables))
+
+    def _run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Run ``forward`` on input values, save inputs and output for backward, and return the read-only output."""
+        try:
+            out = self.forward(*xs)
+        except ValueError as exc:
+            if isinstance(exc, ShapeError):
+                raise
+            shapes = ", ".join(str(x.shape) for x in xs)
+            raise ShapeError(
+                f"{type(self).__name__}.forward failed for input shapes {shapes} "
+                f"(called at {user_callsite() or 'unknown'}): {exc}"
+            ) from exc
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        out.flags.writeable = False
+        if Engine.detect_anomaly and not np.isfinite(out).all():
+            raise AnomalyError(
+                f"{type(self).__name__} produced {_describe_bad(out)} in its forward value "
+                f"(node created at {self._created_at or user_callsite() or 'unknown'})"
+            )
+        self.inputs = xs
+        self.output = out
+        return out
+
+    def _run_backward(self, gy: np.ndarray, parents: list[Variable]) -> list[np.ndarray | None]:
+        """Call ``backward`` and check its result: count, shapes, dtypes, and (under detect_anomaly) finiteness.
+
+        Raises:
+            InPlaceModificationError: if an input was modified in place after the forward pass.
+            ShapeError: if the count of gradients or a gradient's shape is wrong (names the op and the input index).
+            AnomalyError: under ``detect_anomaly()``, if a gradient holds NaN or inf.
+        """
+        if tuple([p._version for p in parents]) != self._versions:
+            self._raise_modified(parents)
+        grads = self.backward(gy)
+        if type(grads) is not list or len(grads) != len(parents):
+            grads = self._check_count(grads, parents)
+        for i, p in enumerate(parents):
+            g = grads[i]
+            if g is None:
+                if self.needs_grad(i):
+                    raise ShapeError(
+                        f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed"
+                    )
+                continue
+            if type(g) is not np.ndarray:
+                g = grads[i] = np.asarray(g)
+            data = p._data
+            if g.shape != data.shape:
+                raise ShapeError(
+                    f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
+                    f"{data.shape} (the input's shape){self._where()}"
+                )
+            if g.dtype != data.dtype:
+                grads[i] = g.astype(data.dtype)
+            if Engine.detect_anomaly and not np.isfinite(g).all():
+                raise AnomalyError(
+                    f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
+                    f"{self._where()}"
+                )
+        return grads
+
+    def _check_count(self, grads: object, parents: list[Variable]) -> list[np.ndarray | None]:
+        if isinstance(grads, tuple) and len(grads) == len(parents):
+            return list(grads)
+        got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
+        raise ShapeError(
+            f"{type(self).__name__}.backward must return a list with one gradient per input "
+            f"({len(parents)}), got {got}"
+        )
+
+    def _raise_modified(self, parents: list[Variable]) -> None:
+        for i, (p, version) in enumerate(zip(parents, self._versions)):
+            if p._version != version:
+                raise InPlaceModificationError(
+                    f"{type(self).__name__} input {i} ({p.name or 'unnamed'}, shape {p.shape}) was modified after "
+                    "the graph was built (an optimizer step or a .data assignment); run the forward pass again "
+                    "before backward"
+                )
+
+    def _where(self) -> str:
+        return f" (node created at {self._created_at})" if self._created_at else ""
+
+
+def _describe_bad(a: np.ndarray) -> str:
+    n_nan = int(np.isnan(a).sum())
+    n_inf = int(np.isinf(a).sum())
+    first = np.unravel_index(int(np.flatnonzero(~np.isfinite(a))[0]), a.shape) if a.ndim else ()
+    return f"{n_nan} NaN and {n_inf} inf (first at index {tuple(int(i) for i in first)})"

@@ -1,0 +1,26 @@
+"""The gradient of NumPy broadcasting: sum a gradient back down to an input's shape."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Reduce ``grad`` to ``shape`` by summing over the axes that broadcasting created or stretched.
+
+    Broadcasting copies an input along new leading axes and along axes of length 1, so the chain rule adds up the
+    gradient over every copy (NumPy manual, "Broadcasting"). Example: ``X (4, 3) + b (3,)`` sends ``grad.sum(0)`` to b.
+
+    Args:
+        grad: the gradient of the broadcast result, shape ``np.broadcast_shapes(shape, ...)``.
+        shape: the input's shape.
+
+    Returns:
+        An array of exactly ``shape`` (``grad`` itself when nothing was broadcast).
+    """
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1)
+    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    return out.reshape(shape)

@@ -1,0 +1,97 @@
+"""Elementwise arithmetic: Add, Sub, Mul, Div, Neg, Pow. Every binary op broadcasts like NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograd_lab.operator import Operator
+from autograd_lab.ops._broadcast import sum_to_shape
+
+
+class AddOp(Operator):
+    """``a + b`` with broadcasting.  d/da = 1, d/db = 1 (summed over broadcast axes)."""
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a + b
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        a, b = self.inputs
+        return [sum_to_shape(gy, a.shape), sum_to_shape(gy, b.shape)]
+
+
+class SubOp(Operator):
+    """``a - b`` with broadcasting.  d/da = 1, d/db = -1. Input order matters."""
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a - b
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        a, b = self.inputs
+        gb = sum_to_shape(-gy, b.shape) if self.needs_grad(1) else None
+        return [sum_to_shape(gy, a.shape), gb]
+
+
+class MulOp(Operator):
+    """``a * b`` elementwise with broadcasting.  d/da = b, d/db = a."""
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a * b
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        a, b = self.inputs
+        ga = sum_to_shape(gy * b, a.shape) if self.needs_grad(0) else None
+        gb = sum_to_shape(gy * a, b.shape) if self.needs_grad(1) else None
+        return [ga, gb]
+
+
+class DivOp(Operator):
+    """``a / b`` elementwise with broadcasting.  d/da = 1/b, d/db = -a/b² = -y/b. Input order matters."""
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a / b
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        a, b = self.inputs
+        ga = gy / b
+        gb = sum_to_shape(-ga * self.output, b.shape) if self.needs_grad(1) else None
+        return [sum_to_shape(ga, a.shape), gb]
+
+
+class NegOp(Operator):
+    """``-a``.  d/da = -1."""
+
+    def forward(self, a: np.ndarray) -> np.ndarray:
+        return -a
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        return [-gy]
+
+
+class PowOp(Operator):
+    """``a ** p``, where the exponent p is a constant (``PowOp(2.0)(a)``) or a Variable (``PowOp()(a, p)``).
+
+    d/da = p·a^(p-1);  d/dp = a^p·ln(a), defined for a > 0 (taken as 0 where a == 0, the limit for p > 0).
+    A negative base with a non-integer exponent gives NaN, as in NumPy.
+    """
+
+    def __init__(self, exponent: float | None = None) -> None:
+        self.exponent = exponent
+
+    def forward(self, a: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
+        if (p is None) == (self.exponent is None):
+            raise TypeError("PowOp takes the exponent either as PowOp(exponent)(a) or as PowOp()(a, p), not both")
+        exponent = self.exponent if p is None else p
+        return np.power(a, exponent, dtype=np.result_type(a, np.float32))
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        if self.exponent is not None:
+            (a,) = self.inputs
+            return [gy * self.exponent * np.power(a, self.exponent - 1)]
+        a, p = self.inputs
+        ga = sum_to_shape(gy * p * np.power(a, p - 1), a.shape) if self.needs_grad(0) else None
+        gp = None
+        if self.needs_grad(1):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_a = np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
+            gp = sum_to_shape(gy * self.output * log_a, p.shape)
+        return [ga, gp]

@@ -1,0 +1,55 @@
+"""Matrix multiplication."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograd_lab.operator import Operator
+from autograd_lab.ops._broadcast import sum_to_shape
+
+
+class MatMulOp(Operator):
+    """``op(a) @ op(b)`` with ``np.matmul`` semantics, where op transposes the last two axes when its flag is set.
+
+    Shapes: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes broadcast; a 1-D operand is a vector as in
+    ``np.matmul``. The transpose flags apply to operands with at least 2 dimensions.
+
+    Gradients (for y = A B): dA = gy Bᵀ, dB = Aᵀ gy (e.g. Goodfellow, Bengio & Courville, *Deep Learning*, §6.5.6);
+    with a transposed operand the same products are taken and transposed back.
+    """
+
+    def __init__(self, transpose_a: bool = False, transpose_b: bool = False) -> None:
+        self.transpose_a = transpose_a
+        self.transpose_b = transpose_b
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.matmul(_t(a) if self.transpose_a else a, _t(b) if self.transpose_b else b)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        a, b = self.inputs
+        A = _t(a) if self.transpose_a else a
+        B = _t(b) if self.transpose_b else b
+        # Promote 1-D operands to matrices so that one rule covers every case, then undo it.
+        A2 = A[None, :] if A.ndim == 1 else A
+        B2 = B[:, None] if B.ndim == 1 else B
+        g2 = gy[..., None] if B.ndim == 1 else gy
+        g2 = g2[..., None, :] if A.ndim == 1 else g2
+        ga = gb = None
+        if self.needs_grad(0):
+            gA = np.matmul(g2, _t(B2))
+            if A.ndim == 1:
+                gA = gA[..., 0, :]
+            gA = sum_to_shape(gA, A.shape)
+            ga = _t(gA) if self.transpose_a else gA
+        if self.needs_grad(1):
+            gB = np.matmul(_t(A2), g2)
+            if B.ndim == 1:
+                gB = gB[..., :, 0]
+            gB = sum_to_shape(gB, B.shape)
+            gb = _t(gB) if self.transpose_b else gB
+        return [ga, gb]
+
+
+def _t(x: np.ndarray) -> np.ndarray:
+    """Swap the last two axes (a view); vectors are left alone."""
+    return x if x.ndim < 2 else np.swapaxes(x, -1, -2)

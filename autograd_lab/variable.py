@@ -1,0 +1,207 @@
+"""Variable and Parameter: the nodes of a computational graph.
+
+A Variable holds a value (``.data``), a gradient buffer (``.grad``), the Operator that produced it (``.op``) and that
+operator's inputs (``.parents``, in input order, duplicates kept). Leaves (``op is None``) are made with
+:meth:`Variable.from_numpy`; internal nodes are made by operators through :meth:`Variable._new`.
+
+Values are never changed in place behind the engine's back: every ``.data`` array is read-only, so ``v.data[0] = 1``
+raises ``ValueError: assignment destination is read-only``. A leaf copies the array it is given, so later changes to
+the caller's array do not leak into the graph. The one sanctioned in-place write is :meth:`Parameter.add_` (used by the
+optimizers), which bumps a version counter so that a graph that saved the old value refuses to run backward.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from autograd_lab.operator import Operator
+
+
+def _as_leaf_array(array: Any, where: str) -> np.ndarray:
+    """Copy ``array`` into a read-only floating-point ndarray.
+
+    Floating dtypes are kept; integer and boolean input is converted to float64 (so that integer class labels can
+    still be fed to :class:`~autograd_lab.ops.SoftmaxCrossEntropyOp`). Anything else raises TypeError.
+    """
+    data = np.array(array, copy=True)
+    kind = data.dtype.kind
+    if kind in "iub":
+        data = data.astype(np.float64)
+    elif kind != "f":
+        raise TypeError(
+            f"{where}: expected a real numeric array, got dtype {data.dtype} "
+            "(integers and booleans are converted to float64; complex, object and string arrays are not supported)"
+        )
+    data.setflags(write=False)
+    return data
+
+
+class Variable:
+    """A node of the computational graph.
+
+    Attributes:
+        data: the value, an ndarray of any shape with a floating dtype (float32 or float64); read-only.
+        grad: the accumulated gradient d(root)/d(self), same shape as ``data``, or None before backward.
+        name: an optional label used by ``repr``, the graph drawings and the C exporter.
+    """
+
+    __slots__ = ("__weakref__", "_data", "_op", "_parents", "_released", "_version", "grad", "name")
+
+    _data: np.ndarray
+    _op: Operator | None
+    _parents: list[Variable]
+    _released: bool
+    _version: int
+    grad: np.ndarray | None
+    name: str | None
+
+    def __init__(self, data: Any, name: str | None = None) -> None:
+        self._data = _as_leaf_array(data, f"{type(self).__name__}({name or ''})")
+        self._op = None
+        self._parents = []
+        self._released = False
+        self._version = 0
+        self.grad = None
+        self.name = name
+
+    # -- factories -----------------------------------------------------------------------------------------------
+    @classmethod
+    def from_numpy(cls, array: Any, name: str | None = None) -> Variable:
+        """Make a leaf from an array-like (copied; int/bool become float64; read-only). Raises TypeError otherwise."""
+        return cls(array, name=name)
+
+    @classmethod
+    def _new(cls, data: np.ndarray, op: Operator | None, parents: list[Variable]) -> Variable:
+        """Make an internal node. Called by :class:`~autograd_lab.Operator`; ``data`` must already be read-only."""
+        var = object.__new__(cls)
+        var._data = data
+        var._op = op
+        var._parents = parents
+        var._released = False
+        var._version = 0
+        var.grad = None
+        var.name = None
+        return var
+
+    # -- graph structure -----------------------------------------------------------------------------------------
+    @property
+    def op(self) -> Operator | None:
+        """The Operator that produced this node, or None for a leaf. Read-only: assigning raises AttributeError."""
+        return self._op
+
+    @property
+    def parents(self) -> list[Variable]:
+        """The op's inputs, in input order; an input used twice appears twice. Empty for a leaf."""
+        return self._parents
+
+    @property
+    def is_leaf(self) -> bool:
+        """True when no operator produced this node (``op is None``)."""
+        return self._op is None
+
+    @property
+    def is_released(self) -> bool:
+        """True once a backward without ``retain_graph`` has dropped this node's ``op`` and ``parents``."""
+        return self._released
+
+    # -- value ---------------------------------------------------------------------------------------------------
+    @property
+    def data(self) -> np.ndarray:
+        """The value (read-only ndarray)."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """Replace a leaf's value with a copy of ``value`` (for placeholders re-run with :meth:`Engine.forward`).
+
+        Raises:
+            AttributeError: for an internal node, whose value belongs to its operator.
+        """
+        if self._op is not None:
+            raise AttributeError(
+                f"cannot assign .data of a node computed by {type(self._op).__name__}; "
+                "change the leaves and call Engine.forward(root) instead"
+            )
+        self._data = _as_leaf_array(value, f"{type(self).__name__}({self.name or ''}).data")
+        self._version += 1
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of ``data``."""
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """dtype of ``data``."""
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions of ``data``."""
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements of ``data``."""
+        return self._data.size
+
+    def numpy(self) -> np.ndarray:
+        """Return a writable copy of the value."""
+        return self._data.copy()
+
+    def item(self) -> float:
+        """Return the value of a one-element Variable as a Python float."""
+        return float(self._data.reshape(-1)[0]) if self._data.size == 1 else float(self._data.item())
+
+    def __repr__(self) -> str:
+        name = f"{self.name!r}, " if self.name else ""
+        shape = "x".join(map(str, self.shape)) or "scalar"
+        if self._op is not None:
+            origin = f"op={type(self._op).__name__}"
+        else:
+            origin = "released" if self._released else "leaf"
+        grad = "None" if self.grad is None else ("x".join(map(str, self.grad.shape)) or "scalar")
+        return f"{type(self).__name__}({name}shape={shape}, dtype={self.dtype}, {origin}, grad={grad})"
+
+
+class Parameter(Variable):
+    """A trainable leaf: the only kind of Variable that optimizers update.
+
+    ``Parameter(array, name=None)`` copies ``array`` (float32 or float64 kept; int/bool become float64).
+    """
+
+    __slots__ = ()
+
+    def add_(self, delta: np.ndarray) -> None:
+        """In place ``data += delta`` (no allocation); bumps the version so stale graphs refuse backward.
+
+        Args:
+            delta: broadcastable to ``self.shape``; cast to ``self.dtype``.
+        """
+        data = self._data
+        data.setflags(write=True)
+        try:
+            np.add(data, delta, out=data, casting="same_kind")
+        finally:
+            data.setflags(write=False)
+        self._version += 1
+
+    def copy_(self, value: np.ndarray) -> None:
+        """In place ``data[...] = value`` (for loading weights); shapes must match exactly.
+
+        Raises:
+            ValueError: when ``value`` does not have this Parameter's shape.
+        """
+        value = np.asarray(value)
+        if value.shape != self.shape:
+            raise ValueError(f"Parameter {self.name!r}: expected shape {self.shape}, got {value.shape}")
+        data = self._data
+        data.setflags(write=True)
+        try:
+            np.copyto(data, value, casting="same_kind")
+        finally:
+            data.setflags(write=False)
+        self._version += 1
