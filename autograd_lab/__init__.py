@@ -17,6 +17,7 @@ from autograd_lab.errors import (
     OperatorReuseError,
     ShapeError,
 )
+from autograd_lab.gradcheck import GradcheckError, check_operator, gradcheck
 from autograd_lab.modes import detect_anomaly, eval_mode, no_grad, train_mode
 from autograd_lab.operator import Operator
 from autograd_lab.variable import Parameter, Variable
@@ -28,6 +29,7 @@ __all__ = [
     "AutogradError",
     "CycleError",
     "Engine",
+    "GradcheckError",
     "GraphReleasedError",
     "InPlaceModificationError",
     "Operator",
@@ -35,8 +37,10 @@ __all__ = [
     "Parameter",
     "ShapeError",
     "Variable",
+    "check_operator",
     "detect_anomaly",
     "eval_mode",
+    "gradcheck",
     "no_grad",
     "train_mode",
 ]

@@ -181,7 +181,7 @@ class Engine:
         for node in Engine.topo_sort(root):
             op = node._op
             if op is not None:
-                node._data = op._run_forward(node._parents)
+                node._data = op._run_forward(tuple([p._data for p in node._parents]))
                 op._versions = tuple([p._version for p in node._parents])
                 node.grad = None
         return root

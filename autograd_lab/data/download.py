@@ -18,7 +18,7 @@ from autograd_lab.data.errors import DataError
 Downloader = Callable[[str, Any, Any], None]
 
 
-def download(spec: DatasetSpec, dest: Path, *, progressbar: bool = True,
+def fetch(spec: DatasetSpec, dest: Path, *, progressbar: bool = True,
              downloader: Downloader | None = None, log: Callable[[str], None] | None = None) -> dict[str, Path]:
     """Fetch the four ``.gz`` files of ``spec`` into ``dest``, trying each mirror in turn.
 
@@ -30,7 +30,7 @@ def download(spec: DatasetSpec, dest: Path, *, progressbar: bool = True,
         dest: the cache directory for this data set; created if missing.
         progressbar: show a tqdm progress bar per file (stderr).
         downloader: pooch downloader to use instead of HTTP (tests pass one that copies local files).
-        log: called with one line per failed attempt.
+        log: called with one short line per failed attempt (the full reasons go into the DataError).
 
     Returns:
         The downloaded files by role (``"train_images"``, ``"train_labels"``, ``"test_images"``,
@@ -41,7 +41,7 @@ def download(spec: DatasetSpec, dest: Path, *, progressbar: bool = True,
             lists each mirror's failure (network error or md5 mismatch).
     """
     try:
-        import pooch
+        import pooch  # type: ignore[import-untyped]
     except ImportError as exc:
         raise DataError("downloading needs pooch: pip install 'autograd-lab[train]'") from exc
     files: dict[str, Path] = {}
@@ -59,7 +59,7 @@ def download(spec: DatasetSpec, dest: Path, *, progressbar: bool = True,
             except (OSError, ValueError) as exc:
                 failures.append(f"{mirror + fname}: {exc}")
                 if log is not None:
-                    log(f"download failed: {failures[-1]}")
+                    log(f"download failed: {mirror + fname} ({type(exc).__name__})")
         else:
             raise DataError(f"{spec.name}: could not download {fname}:\n  " + "\n  ".join(failures))
     return files

@@ -1,6 +1,40 @@
 """The operator library. Each family lives in its own module; all classes are re-exported here."""
 
 from autograd_lab.ops.arithmetic import AddOp, DivOp, MulOp, NegOp, PowOp, SubOp
+from autograd_lab.ops.dropout import DropoutOp
+from autograd_lab.ops.elementwise import ExpOp, LeakyReLUOp, LogOp, ReLUOp, SigmoidOp, SqrtOp, TanhOp
 from autograd_lab.ops.linalg import MatMulOp
+from autograd_lab.ops.losses import MSELossOp, SoftmaxCrossEntropyOp
+from autograd_lab.ops.normalization import LayerNormOp
+from autograd_lab.ops.reduce import MaxOp, MeanOp, SumOp
+from autograd_lab.ops.shape import BroadcastToOp, ReshapeOp, TransposeOp
+from autograd_lab.ops.softmax import LogSoftmaxOp, SoftmaxOp
 
-__all__ = ["AddOp", "DivOp", "MatMulOp", "MulOp", "NegOp", "PowOp", "SubOp"]
+__all__ = [
+    "AddOp",
+    "BroadcastToOp",
+    "DivOp",
+    "DropoutOp",
+    "ExpOp",
+    "LayerNormOp",
+    "LeakyReLUOp",
+    "LogOp",
+    "LogSoftmaxOp",
+    "MSELossOp",
+    "MatMulOp",
+    "MaxOp",
+    "MeanOp",
+    "MulOp",
+    "NegOp",
+    "PowOp",
+    "ReLUOp",
+    "ReshapeOp",
+    "SigmoidOp",
+    "SoftmaxCrossEntropyOp",
+    "SoftmaxOp",
+    "SqrtOp",
+    "SubOp",
+    "SumOp",
+    "TanhOp",
+    "TransposeOp",
+]

@@ -1,0 +1,46 @@
+# autograd-lab tasks. `make help` lists them.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# One BLAS thread: faster and steadier for the small matrices of this course (see benchmarks/).
+export OPENBLAS_NUM_THREADS ?= 1
+
+.PHONY: help setup setup-system setup-python train test test-fast lint bench release check-notebooks clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+setup: setup-system setup-python  ## install everything the tests need (Debian packages + Python venv)
+
+setup-system:  ## Debian packages: graphviz, arm-none-eabi gcc, QEMU, Fashion-MNIST, Chromium
+	bash scripts/install_system_packages.sh
+
+setup-python: $(STAMP)  ## Python venv in .venv with the pinned dependencies
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,torch]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (autograd-lab)" >/dev/null
+	touch $@
+
+train: setup-python  ## the main job: train the MLP on MNIST (offline: bundled subset) into runs/latest
+	$(BIN)/autograd-lab train --out runs/latest
+
+test: setup  ## set up and run the whole test suite
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+test-fast: setup-python  ## the fast tests only (seconds)
+	$(BIN)/python -m pytest -m "not slow" -q
+
+lint:  ## ruff
+	$(BIN)/ruff check autograd_lab tests benchmarks scripts
+
+bench: setup-python  ## speed and memory benchmarks (ratios measured side by side)
+	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_training.py
+	$(BIN)/python benchmarks/bench_export.py
+
+clean:  ## remove build products (keeps .venv and workspace/)
+	rm -rf build runs .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,74 @@
+"""``autograd-lab export-c MODEL.npz --out DIR``: write a trained MLP as C99 (float32 or int8) for a microcontroller."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register the ``export-c`` subcommand."""
+    p = subparsers.add_parser(
+        "export-c", help="generate C code (float32 or int8) from a saved model",
+        description="Generate <name>.h and <name>.c (C99, static memory) from a model saved by `train`. "
+                    "See docs/mcu.md for building it for a Cortex-M board.")
+    p.add_argument("model", type=Path, help="model file (.npz) written by `autograd-lab train`")
+    p.add_argument("--out", type=Path, required=True, help="output directory (created if needed)")
+    p.add_argument("--name", default="model", help="C name prefix of the model (default: model)")
+    p.add_argument("--int8", action="store_true", help="quantize the dense layers to int8")
+    p.add_argument("--calibration", type=int, default=1000, metavar="N",
+                   help="training images used to calibrate int8 activation scales (default: 1000)")
+    p.add_argument("--samples", type=int, default=0, metavar="N",
+                   help="also write samples.h with N test images for examples/mcu/main.c")
+    p.add_argument("--target", choices=["none", "host", "m3", "m4f", "m7"], default="none",
+                   help="after writing, compile for this target and report sizes (host: also check the outputs "
+                        "against NumPy on 100 test images); needs gcc or arm-none-eabi-gcc")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export the model; print sizes and, for int8, the float vs int8 accuracy. Returns the exit status."""
+    import numpy as np
+
+    from autograd_lab.data import load_bundled_mnist
+    from autograd_lab.export import ExportError, graph_to_c, trace, write_c
+    from autograd_lab.export import build as b
+    from autograd_lab.export.lower import lower
+    from autograd_lab.export.quantize import accuracy_report, quantize_steps
+    from autograd_lab.export.simulate import predict
+    from autograd_lab.nn import MLP
+
+    try:
+        model = MLP.load(args.model)
+        graph = trace(model, (1, model.sizes[0]))
+        data = load_bundled_mnist() if args.int8 or args.samples or args.target == "host" else None
+        calibration = None
+        if args.int8:
+            calibration = data.x_train[:args.calibration]
+            float_steps = lower(graph)
+            report = accuracy_report(graph, float_steps, quantize_steps(graph, lower(graph), calibration),
+                                     data.x_test, data.y_test)
+            print(f"int8 vs float: {report}")
+        gen = graph_to_c(graph, args.name, calibration=calibration, description=args.model.name)
+        paths = write_c(gen, args.out)
+        print(f"wrote {', '.join(str(p) for p in paths)}: {gen.flash_bytes} bytes of constants, "
+              f"{gen.arena_bytes} bytes of arena, {gen.macs} multiply-accumulates per inference")
+        if args.samples:
+            b.write_samples_header(args.out / "samples.h", gen.name, data.x_test[:args.samples])
+            print(f"wrote {args.out / 'samples.h'} ({args.samples} test images)")
+        if args.target == "host":
+            exe = b.build_host(args.out, gen.name, args.out / "build")
+            x = data.x_test[:100]
+            diff = np.abs(b.run_host(exe, x, gen.output_size) - predict(graph, lower(graph) if not args.int8 else
+                                                                        quantize_steps(graph, lower(graph),
+                                                                                       calibration), x)).max()
+            print(f"host build {exe}: max |C - NumPy| over 100 test images = {diff:.3g}")
+        elif args.target != "none":
+            s = b.model_sizes(args.out, gen.name, args.target, args.out / "build")
+            print(f"{args.target}: flash {s.flash} bytes (text {s.text} + data {s.data}), static RAM {s.ram} bytes, "
+                  f"stack of {gen.name}_predict {s.stack} bytes")
+    except (ExportError, OSError, ValueError, KeyError) as exc:
+        print(f"autograd-lab export-c: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,74 @@
+"""``autograd-lab train``: train the MLP and save the model, metrics and plots (see autograd_lab.training.job)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from autograd_lab.training.job import OPTIMIZERS, TrainConfig
+
+DATASETS = ("mnist", "fashion-mnist", "mnist-bundled")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``train`` subcommand to ``subparsers`` (an ``argparse`` subparsers action)."""
+    d = TrainConfig()
+    p = subparsers.add_parser(
+        "train", help="train the MLP (default: MNIST, offline on the bundled subset)",
+        description="Train an MLP with autograd-lab and save model.npz, metrics.json and PNG plots. With no options it "
+                    "trains on MNIST from the first source that has it (data directory, cache, download, bundled "
+                    "subset), so it works offline.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    data = p.add_argument_group("data")
+    data.add_argument("--dataset", choices=DATASETS, default=d.dataset,
+                      help="data set; mnist-bundled uses the 10,000 bundled MNIST images without looking elsewhere")
+    data.add_argument("--data-dir", default=None, help="directory holding the four IDX files (raw or .gz)")
+    data.add_argument("--no-download", dest="download", action="store_false", default=None,
+                      help="never download (also: AUTOGRAD_LAB_OFFLINE=1)")
+    data.add_argument("--val-fraction", type=float, default=d.val_fraction,
+                      help="share of the training images held out for validation")
+    model = p.add_argument_group("model")
+    model.add_argument("--hidden", type=int, nargs="+", default=d.hidden, metavar="N", help="hidden layer widths")
+    model.add_argument("--activation", choices=("relu", "leaky_relu", "sigmoid", "tanh"), default=d.activation)
+    model.add_argument("--dropout", type=float, default=d.dropout, help="drop probability after hidden layers")
+    model.add_argument("--layer-norm", action="store_true", help="LayerNorm after each hidden Linear")
+    train = p.add_argument_group("training")
+    train.add_argument("--epochs", type=int, default=d.epochs)
+    train.add_argument("--batch-size", type=int, default=d.batch_size)
+    train.add_argument("--lr", "--learning-rate", dest="lr", type=float, default=d.lr, help="learning rate")
+    train.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer)
+    train.add_argument("--momentum", type=float, default=d.momentum, help="SGD momentum")
+    train.add_argument("--weight-decay", type=float, default=d.weight_decay, help="L2 weight decay")
+    train.add_argument("--clip-norm", type=float, default=None, help="clip the global gradient norm to this value")
+    train.add_argument("--augment-shift", type=int, default=d.augment_shift,
+                       help="shift training images by up to this many pixels (0: off)")
+    train.add_argument("--seed", type=int, default=d.seed, help="seed of every random choice (same seed: same weights)")
+    train.add_argument("--detect-anomaly", action="store_true",
+                       help="stop at the first NaN/inf, naming the operation (slower)")
+    out = p.add_argument_group("output")
+    out.add_argument("--output-dir", "--out", dest="output_dir", default=d.output_dir, help="where files are written")
+    out.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG plots")
+    out.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the job; on failure print a one-paragraph reason to stderr and return 1."""
+    from autograd_lab.data import DataError
+    from autograd_lab.training.job import run_training
+    from autograd_lab.training.loop import NonFiniteLossError
+
+    fields = TrainConfig.__dataclass_fields__
+    config = TrainConfig(**{k: v for k, v in vars(args).items() if k in fields})
+    try:
+        run_training(config)
+    except NonFiniteLossError as exc:
+        print(f"autograd-lab train: training stopped: {exc}", file=sys.stderr)
+        return 1
+    except (DataError, ValueError, OSError) as exc:
+        print(f"autograd-lab train: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,206 @@
+"""Instructor commands: thin wrappers around the nbgrader command line, run in the course root (``assignments/``).
+
+Each step is one nbgrader call plus the checks nbgrader leaves out:
+
+- :func:`release`: ``generate_assignment`` for each assignment, then copy the student notebooks to ``notebooks/``.
+- :func:`collect`: copy submissions laid out as ``students/<id>/<assignment>/*.ipynb`` (a folder or a zip) into
+  ``submitted/``, refusing a malformed layout with an error that names the bad entry.
+- :func:`autograde`: ``autograde`` (a broken submission never stops the batch), then one score and message per
+  submission (see :mod:`autograd_lab.course.diagnose`).
+- :func:`feedback`: ``generate_feedback``, then a check that no hidden-test line appears in any feedback file.
+- :func:`export_grades`: ``export`` to a CSV file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from autograd_lab.course.diagnose import SubmissionReport, hidden_test_lines, leaked_lines, report_submission
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SUCCESS = "Success!"
+
+
+class CourseError(RuntimeError):
+    """An instructor command could not do its job; the message says what and where."""
+
+
+def run_nbgrader(
+    course_dir: Path, *args: str, check: bool = True, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``nbgrader ARGS`` in ``course_dir`` with this interpreter; raise CourseError on failure if ``check``."""
+    env = dict(os.environ, **(env_extra or {}))
+    # nbgrader runs its database migrations through the `alembic` script next to the interpreter.
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course_dir, env=env, capture_output=True, text=True
+    )
+    if check and proc.returncode != 0:
+        raise CourseError(f"`nbgrader {' '.join(args)}` failed in {course_dir} (exit {proc.returncode}):\n"
+                          f"{_tail(proc.stdout + proc.stderr)}")
+    return proc
+
+
+def assignments(course_dir: Path) -> list[str]:
+    """The assignment ids under ``course_dir/source``, sorted."""
+    source = course_dir / "source"
+    if not source.is_dir():
+        raise CourseError(f"no source/ folder in the course directory {course_dir}")
+    return sorted(p.name for p in source.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) -> list[Path]:
+    """Generate the student version of each assignment and copy it flat to ``notebooks_dir/<assignment>.ipynb``.
+
+    Returns the written notebook paths. Raises CourseError if an assignment does not hold exactly one notebook
+    named after it, or if nbgrader fails.
+    """
+    notebooks_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in which or assignments(course_dir):
+        src = course_dir / "source" / name / f"{name}.ipynb"
+        if not src.is_file():
+            raise CourseError(f"assignment {name}: expected the notebook {src}")
+        run_nbgrader(course_dir, "generate_assignment", name, "--force")
+        out = course_dir / "release" / name / f"{name}.ipynb"
+        dest = notebooks_dir / f"{name}.ipynb"
+        shutil.copyfile(out, dest)
+        written.append(dest)
+    return written
+
+
+def validate(path: Path, invert: bool = False) -> tuple[bool, str]:
+    """Run ``nbgrader validate`` on one notebook and read its verdict (the command exits 0 either way).
+
+    Returns (passed, output): for ``invert=False`` passed means every test passes; for ``invert=True`` it means
+    every test fails.
+    """
+    args = ["validate", str(path.resolve())] + (["--invert"] if invert else [])
+    proc = run_nbgrader(path.parent, *args, check=False)
+    out = proc.stdout + proc.stderr
+    return _SUCCESS in proc.stdout, out
+
+
+def collect(course_dir: Path, source: Path, which: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Copy submissions from a folder or zip laid out as ``students/<id>/<assignment>/<notebook>.ipynb``.
+
+    Existing ``submitted/<id>/<assignment>`` folders are replaced. Returns the (student, assignment) pairs.
+
+    Raises:
+        CourseError: naming the first entry that breaks the layout (wrong depth, not .ipynb, unsafe path,
+            invalid student id, unknown assignment), or an unreadable zip.
+    """
+    known = set(assignments(course_dir))
+    with tempfile.TemporaryDirectory() as tmp:
+        if source.is_file():
+            root = Path(tmp)
+            _extract_zip(source, root)
+        elif source.is_dir():
+            root = source
+        else:
+            raise CourseError(f"no submissions at {source}: expected a folder or a .zip file")
+        pairs = _scan_layout(root, source, known, set(which))
+        for student, assignment in pairs:
+            dest = course_dir / "submitted" / student / assignment
+            if dest.exists():
+                shutil.rmtree(dest)
+            shutil.copytree(root / "students" / student / assignment, dest)
+    return pairs
+
+
+def _extract_zip(path: Path, dest: Path) -> None:
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise CourseError(f"{path} is not a readable zip file: {exc}") from exc
+    with archive:
+        for info in archive.infolist():
+            parts = Path(info.filename).parts
+            if info.filename.startswith("/") or ".." in parts:
+                raise CourseError(f"bad entry '{info.filename}' in {path}: absolute or '..' paths are refused")
+        archive.extractall(dest)
+
+
+def _scan_layout(root: Path, shown: Path, known: set[str], which: set[str]) -> list[tuple[str, str]]:
+    expected = "students/<student_id>/<assignment>/<notebook>.ipynb"
+    students = root / "students"
+    if not students.is_dir():
+        raise CourseError(f"{shown}: no top-level 'students/' folder; expected {expected}")
+    pairs = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_dir() or any(p in (".ipynb_checkpoints", "__MACOSX") for p in rel.parts):
+            continue
+        parts = rel.parts
+        if len(parts) != 4 or parts[0] != "students" or path.suffix != ".ipynb":
+            raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: expected {expected}")
+        student, assignment = parts[1], parts[2]
+        if not _ID.match(student):
+            raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: student id '{student}' may only hold "
+                              f"letters, digits, '_', '.', '-'")
+        if assignment not in known:
+            raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: unknown assignment '{assignment}' "
+                              f"(known: {', '.join(sorted(known))})")
+        if (not which or assignment in which) and (student, assignment) not in pairs:
+            pairs.append((student, assignment))
+    if not pairs:
+        raise CourseError(f"{shown}: no submissions found; expected {expected}")
+    return pairs
+
+
+def autograde(
+    course_dir: Path, assignment: str, timeout: int | None = None, memory_mb: int | None = None
+) -> list[SubmissionReport]:
+    """Autograde every submission of ``assignment`` and return one report (score, max, messages) per student.
+
+    ``timeout`` (seconds per cell) and ``memory_mb`` (the grading kernel's address-space limit) override the
+    course configuration.
+
+    The batch always completes: nbgrader's non-zero exit when some submission failed is expected, and that
+    submission's report says why and scores 0.
+    """
+    args = ["autograde", assignment, "--force"]
+    if timeout is not None:
+        args.append(f"--Execute.timeout={timeout}")
+    env = {"AUTOGRAD_LAB_GRADER_MEMORY_MB": str(memory_mb)} if memory_mb is not None else None
+    proc = run_nbgrader(course_dir, *args, check=False, env_extra=env)
+    log = proc.stdout + proc.stderr
+    if "Traceback" in log and not (course_dir / "autograded").is_dir():
+        raise CourseError(f"autograde of {assignment} produced nothing:\n{_tail(log)}")
+    submitted = course_dir / "submitted"
+    students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment}") if p.is_dir())
+    return [report_submission(course_dir, student, assignment, log) for student in students]
+
+
+def feedback(course_dir: Path, assignment: str) -> list[Path]:
+    """Generate feedback HTML and prove it holds no hidden test; returns the feedback files.
+
+    Raises:
+        CourseError: if a line of a hidden test from the source notebook appears in a feedback file.
+    """
+    run_nbgrader(course_dir, "generate_feedback", assignment, "--force")
+    hidden = hidden_test_lines(course_dir / "source" / assignment)
+    files = sorted((course_dir / "feedback").glob(f"*/{assignment}/*.html"))
+    for path in files:
+        leaked = leaked_lines(path.read_text(encoding="utf-8"), hidden)
+        if leaked:
+            raise CourseError(f"hidden test leaked into {path}: {leaked[0]!r}")
+    return files
+
+
+def export_grades(course_dir: Path, csv_path: Path) -> Path:
+    """Export the gradebook to ``csv_path`` (one row per student and assignment) and return the path."""
+    run_nbgrader(course_dir, "export", f"--to={csv_path.resolve()}")
+    return csv_path
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

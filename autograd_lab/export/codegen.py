@@ -1,0 +1,266 @@
+"""Write the C99 header and source of a lowered model.
+
+The source holds, in this order: the constants (``static const``, so they go to flash), one static arena per
+activation type, the kernels the model needs (copied from ``templates/``), the ``<name>_predict`` entry point, which
+calls the kernels in topological order, and ``<name>_argmax``. Nothing is allocated at run time and nothing is
+printed; ``<math.h>`` is included only when an op needs ``expf``, ``tanhf``, ``logf`` or ``sqrtf``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from autograd_lab.export.floats import f32_array_body, f32_literal
+from autograd_lab.export.lower import DENSE_BLOCK, Step
+from autograd_lab.export.memory import ArenaPlan, plan_arena
+from autograd_lab.export.names import NameTable, c_identifier
+from autograd_lab.export.trace import Graph, Tensor
+
+# Kernel template -> templates it needs first.
+_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate"], "matmul_f32": ["mac"], "dense_q8": ["activate"]}
+_KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
+              "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
+              "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
+              "quantize": "dense_q8", "dense_q8": "dense_q8"}
+_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm"}
+
+
+@dataclass
+class GeneratedC:
+    """The generated files and the numbers the header reports.
+
+    Attributes:
+        name: the C identifier of the model (prefix of every public symbol).
+        header, source: file contents of ``<name>.h`` and ``<name>.c``.
+        input_size, output_size: floats read from ``input`` and written to ``output``.
+        arena_bytes: static RAM for activations.
+        flash_bytes: bytes of constant data (weights, biases, scales); the code adds a few KB.
+        macs: multiply-accumulates per call of ``<name>_predict``.
+    """
+
+    name: str
+    header: str
+    source: str
+    input_size: int
+    output_size: int
+    arena_bytes: int
+    flash_bytes: int
+    macs: int
+
+
+def template(name: str) -> str:
+    """The text of ``templates/<name>.c``."""
+    return resources.files("autograd_lab.export").joinpath("templates", f"{name}.c").read_text()
+
+
+def generate(graph: Graph, steps: list[Step], name: str, description: str = "") -> GeneratedC:
+    """Emit C for ``steps`` (from :func:`~autograd_lab.export.lower.lower`, possibly quantized).
+
+    Args:
+        graph: the traced graph (for the input and output tensors).
+        steps: kernel steps in execution order.
+        name: the model name; it becomes a C identifier (``c_identifier``) used as prefix.
+        description: one line for the file comments (e.g. the model file it came from).
+    """
+    ident = c_identifier(name)
+    names = NameTable(ident)
+    for reserved in ("predict", "argmax", "arena_f32", "arena_q"):
+        names.unique(reserved)
+    out = graph.output
+    plans = {pool: plan_arena(steps, pool, {id(out)}) for pool in ("f32", "q16")}
+    emitter = _Emitter(ident, names, graph, plans)
+    calls = [emitter.call(step) for step in steps]
+    kernels = _kernel_sources(steps)
+    macro = ident.upper()
+    arena_bytes = 4 * (plans["f32"].elements + plans["q16"].elements)
+    macs = sum(s.macs for s in steps)
+    header = _header(ident, macro, graph, arena_bytes, emitter.flash_bytes, macs, description)
+    includes = ["#include <stddef.h>"]
+    if any(s.kind in ("quantize", "dense_q8") for s in steps):
+        includes.append("#include <stdint.h>")
+    if any(s.kind in _NEEDS_LIBM for s in steps):
+        includes.append("#include <math.h>")
+    arenas = []
+    if plans["f32"].elements:
+        arenas.append(f"static float {ident}_arena_f32[{plans['f32'].elements}];")
+    if plans["q16"].elements:
+        arenas.append(f"/* int8 activations as int16 pairs, two per word */\n"
+                      f"static uint32_t {ident}_arena_q[{plans['q16'].elements}];")
+    body = "\n".join(calls)
+    source = f"""/* {ident}.c: inference of a model exported by autograd-lab{': ' + description if description else ''}.
+   Generated code: edit the model and export again rather than editing this file.
+   Static memory only: weights are const (flash), activations share one arena (RAM), no malloc, no stdio. */
+#include "{ident}.h"
+
+{chr(10).join(includes)}
+
+/* ---- constants ({emitter.flash_bytes} bytes) ---- */
+{chr(10).join(emitter.constants)}
+
+/* ---- arena ({arena_bytes} bytes, buffers reused once dead) ---- */
+{chr(10).join(arenas) if arenas else '/* none: every step reads the input or writes the output directly */'}
+
+/* ---- kernels ---- */
+{kernels}
+int {ident}_predict(const float *input, float *output)
+{{
+    if (input == NULL || output == NULL) {{
+        return {macro}_ERR_NULL;
+    }}
+{body}
+    return {macro}_OK;
+}}
+
+int {ident}_argmax(const float *scores)
+{{
+    int best = 0;
+    int i;
+    for (i = 1; i < {macro}_OUTPUT_SIZE; ++i) {{
+        if (scores[i] > scores[best]) {{
+            best = i;
+        }}
+    }}
+    return best;
+}}
+"""
+    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
+
+
+def _header(ident: str, macro: str, graph: Graph, arena: int, flash: int, macs: int, description: str) -> str:
+    return f"""/* {ident}.h: C interface of a model exported by autograd-lab{': ' + description if description else ''}.
+   Input shape {graph.input.shape}, output shape {graph.output.shape}, both float32 in row-major order. */
+#ifndef {macro}_H
+#define {macro}_H
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+#define {macro}_INPUT_SIZE {graph.input.size}
+#define {macro}_OUTPUT_SIZE {graph.output.size}
+/* Static RAM for activations, and bytes of constant data (weights) in flash; code comes on top. */
+#define {macro}_ARENA_BYTES {arena}
+#define {macro}_FLASH_BYTES {flash}
+/* Multiply-accumulates per call. */
+#define {macro}_MACS {macs}
+
+#define {macro}_OK 0
+#define {macro}_ERR_NULL 1
+
+/* Run the model on {macro}_INPUT_SIZE floats and write {macro}_OUTPUT_SIZE floats.
+   Returns {macro}_OK, or {macro}_ERR_NULL if a pointer is NULL. Not reentrant: it uses a static arena. */
+int {ident}_predict(const float *input, float *output);
+
+/* Index of the largest of the {macro}_OUTPUT_SIZE scores (the first one on ties): the predicted class. */
+int {ident}_argmax(const float *scores);
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* {macro}_H */
+"""
+
+
+def _kernel_sources(steps: list[Step]) -> str:
+    wanted: list[str] = []
+    for step in steps:
+        kernel = _KERNEL_OF[step.kind]
+        for t in [*_TEMPLATE_DEPS.get(kernel, []), kernel]:
+            if t not in wanted:
+                wanted.append(t)
+    return "\n".join(template(t) for t in wanted)
+
+
+def dense_f32_layout(w: np.ndarray) -> np.ndarray:
+    """Reorder a (m, k) weight matrix for ``al_dense_f32``: blocks of 8 rows interleaved column by column, then the
+    m % 8 remaining rows. Returns a flat float32 array of m*k values."""
+    m, k = w.shape
+    nb = m // DENSE_BLOCK
+    blocks = w[:nb * DENSE_BLOCK].reshape(nb, DENSE_BLOCK, k).transpose(0, 2, 1).ravel()
+    return np.concatenate([blocks, w[nb * DENSE_BLOCK:].ravel()]).astype(np.float32)
+
+
+class _Emitter:
+    """Turns steps into C calls, collecting the constant arrays they need."""
+
+    def __init__(self, ident: str, names: NameTable, graph: Graph, plans: dict[str, ArenaPlan]) -> None:
+        self.ident = ident
+        self.names = names
+        self.graph = graph
+        self.plans = plans
+        self.constants: list[str] = []
+        self.flash_bytes = 0
+        self._const_names: dict[int, str] = {}
+
+    def ref(self, t: Tensor) -> str:
+        """The C expression of a tensor's data."""
+        if t is self.graph.output:
+            return "output"
+        if t.kind == "input":
+            return "input"
+        if t.kind == "const":
+            if id(t) not in self._const_names:
+                self._const_names[id(t)] = self.array(t.name, np.asarray(t.value))
+            return self._const_names[id(t)]
+        pool = "arena_q" if t.dtype == "q16" else "arena_f32"
+        return f"({self.ident}_{pool} + {self.plans[t.dtype].offsets[id(t)]})"
+
+    def array(self, name: str, values: np.ndarray, comment: str = "") -> str:
+        """Add a ``static const`` array (float32, or uint32 words) and return its identifier."""
+        ident = self.names.unique(name)
+        flat = values.ravel()
+        note = f"/* {comment} */\n" if comment else ""
+        if flat.dtype == np.uint32:
+            words = [f"0x{int(v):08x}u" for v in flat]
+            body = ",\n".join("    " + ", ".join(words[i:i + 8]) for i in range(0, len(words), 8))
+            self.constants.append(f"{note}static const uint32_t {ident}[{flat.size}] = {{\n{body}\n}};")
+        else:
+            self.constants.append(f"{note}static const float {ident}[{flat.size}] = {{\n{f32_array_body(flat)}\n}};")
+        self.flash_bytes += 4 * flat.size
+        return ident
+
+    def call(self, s: Step) -> str:
+        p = s.params
+        x, y = (self.ref(s.inputs[0]) if s.inputs else ""), self.ref(s.output)
+        head = f"    /* {s.where} -> {s.output.name!r} {s.output.shape} */\n"
+        if s.kind == "dense":
+            w = self.array(f"{p['weight_name']}_blocked", dense_f32_layout(p["weight"]),
+                           f"{p['weight_name']}: {p['m']} x {p['k']}, interleaved in blocks of {DENSE_BLOCK} rows")
+            b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
+            return head + (f"    al_dense_f32({x}, {w}, {b}, {y}, {p['k']}, {p['m']}, {p['act']}, "
+                           f"{f32_literal(p['slope'])});")
+        if s.kind == "matmul":
+            b = self.ref(s.inputs[1])
+            return head + (f"    al_matmul_f32({x}, {p['sa0']}, {p['sa1']}, {b}, {p['sb0']}, {p['sb1']}, {y}, "
+                           f"{p['n']}, {p['k']}, {p['m']});")
+        if s.kind == "add":
+            b = self.ref(s.inputs[1])
+            sa, sb, d = p["sa"], p["sb"], p["dims"]
+            return head + (f"    al_add_f32({x}, {sa[0]}, {sa[1]}, {sa[2]}, {b}, {sb[0]}, {sb[1]}, {sb[2]}, {y}, "
+                           f"{d[0]}, {d[1]}, {d[2]});")
+        if s.kind in ("relu", "sigmoid", "tanh"):
+            return head + f"    al_{s.kind}_f32({x}, {y}, {p['n']});"
+        if s.kind == "leaky_relu":
+            return head + f"    al_leaky_relu_f32({x}, {y}, {p['n']}, {f32_literal(p['slope'])});"
+        if s.kind in ("softmax", "log_softmax"):
+            return head + f"    al_softmax_f32({x}, {y}, {p['outer']}, {p['n']}, {p['inner']}, {p['log']});"
+        if s.kind == "layer_norm":
+            gamma = self.ref(s.inputs[1]) if len(s.inputs) > 1 else "NULL"
+            beta = self.ref(s.inputs[2]) if len(s.inputs) > 2 else "NULL"
+            return head + (f"    al_layer_norm_f32({x}, {gamma}, {beta}, {y}, {p['rows']}, {p['n']}, "
+                           f"{f32_literal(p['eps'])});")
+        if s.kind == "quantize":
+            return head + f"    al_quantize_q8({x}, {y}, {p['k']}, {p['kp']}, {f32_literal(p['inv_scale'])});"
+        if s.kind == "dense_q8":
+            w = self.array(f"{p['weight_name']}_q8", p["words"],
+                           f"{p['weight_name']}: int8, {p['m']} x {p['kp']} padded to {p['mp']} rows, 4 per word")
+            scale = self.array(f"{p['weight_name']}_scale", p["scale"], "input scale x per-row weight scale")
+            b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
+            yf, yq = (y, "NULL") if s.output.dtype == "f32" else ("NULL", y)
+            return head + (f"    al_dense_q8({x}, {w}, {scale}, {b}, {yf}, {yq}, {f32_literal(p['out_inv_scale'])}, "
+                           f"{p['kp']}, {p['m']}, {p['mp']}, {p['act']}, {f32_literal(p['slope'])});")
+        raise AssertionError(f"no C for step kind {s.kind}")

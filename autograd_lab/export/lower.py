@@ -1,0 +1,190 @@
+"""Lower a traced :class:`Graph` to kernel steps: pick a kernel per node, fuse layers, lay weights out for the loops.
+
+A ``MatMulOp`` of an activation vector by a constant matrix becomes a *dense* step (the fast kernel), which absorbs a
+following bias ``AddOp`` and a ReLU or leaky ReLU when nothing else reads the intermediate values. Every other node
+keeps its own step. Steps name their tensors; buffers are assigned later by :mod:`autograd_lab.export.memory`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from autograd_lab.export.errors import ExportError
+from autograd_lab.export.trace import Graph, Node, Tensor
+
+DENSE_BLOCK = 8  # rows per interleaved block of the float dense kernel (dense_f32.c)
+
+#: Steps whose output may overwrite their first input (each element is read before it is written).
+IN_PLACE_KINDS = frozenset({"relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "add"})
+
+
+@dataclass(eq=False)
+class Step:
+    """One kernel call: ``output = kind(inputs; params)``. ``macs`` counts multiply-accumulates (for benchmarks)."""
+
+    kind: str
+    inputs: list[Tensor]
+    output: Tensor
+    params: dict[str, object] = field(default_factory=dict)
+    where: str = ""
+    macs: int = 0
+
+    @property
+    def in_place_ok(self) -> bool:
+        """Whether the output may share the first input's buffer."""
+        if self.kind == "add":
+            return bool(self.params.get("a_full"))
+        return self.kind in IN_PLACE_KINDS
+
+
+def lower(graph: Graph) -> list[Step]:
+    """Turn the graph's nodes into kernel steps, in execution order.
+
+    Raises:
+        ExportError: naming the op and node, for shapes the kernels do not handle (matmul with batch axes, broadcast
+            needing more than 3 axes).
+    """
+    steps: list[Step] = []
+    fused: set[int] = set()
+    for node in graph.nodes:
+        if id(node) in fused:
+            continue
+        where = f"{node.op_class} at node {node.index} ({node.output.name!r})"
+        if node.kind == "matmul":
+            step = _matmul(node, where)
+            if step.kind == "dense":
+                _fuse_epilogue(graph, step, fused)
+        elif node.kind == "add":
+            step = _add(node, where)
+        elif node.kind in ("softmax", "log_softmax"):
+            step = _softmax(node, where)
+        elif node.kind == "layer_norm":
+            x = node.inputs[0]
+            n = x.shape[-1]
+            step = Step("layer_norm", node.inputs, node.output,
+                        {"rows": x.size // n, "n": n, "eps": float(node.attrs.get("eps", 1e-5))}, where)
+        elif node.kind == "leaky_relu":
+            step = Step("leaky_relu", node.inputs, node.output,
+                        {"n": node.output.size, "slope": float(node.attrs["slope"])}, where)
+        else:
+            step = Step(node.kind, node.inputs, node.output, {"n": node.output.size}, where)
+        steps.append(step)
+    return steps
+
+
+def _as_matrix(t: Tensor, transpose: bool, left: bool, where: str) -> tuple[int, int, int, int]:
+    """Rows, columns and the two element strides of op(t), as np.matmul sees it (a vector is a row on the left and a
+    column on the right; the transpose flag applies to matrices only)."""
+    if len(t.shape) == 1:
+        (k,) = t.shape
+        return (1, k, 0, 1) if left else (k, 1, 1, 0)
+    if len(t.shape) != 2:
+        raise ExportError(f"{where}: operand {t.name!r} has shape {t.shape}; the C kernels handle matrices and "
+                          "vectors, not batch axes")
+    r, c = t.shape
+    return (c, r, 1, c) if transpose else (r, c, c, 1)
+
+
+def _matmul(node: Node, where: str) -> Step:
+    a, b = node.inputs
+    n, k, sa0, sa1 = _as_matrix(a, bool(node.attrs.get("transpose_a")), True, where)
+    k2, m, sb0, sb1 = _as_matrix(b, bool(node.attrs.get("transpose_b")), False, where)
+    if k != k2:
+        raise ExportError(f"{where}: inner dimensions differ ({k} vs {k2})")
+    macs = n * k * m
+    if a.kind != "const" and b.kind == "const" and n == 1 and sa1 == 1:
+        w = _strided(b.value, k, m, sb0, sb1).T  # W[j][p] = B[p][j]
+        return _dense_step(node, a, w, b.name, where, macs)
+    if a.kind == "const" and b.kind != "const" and m == 1 and sb0 == 1:
+        w = _strided(a.value, n, k, sa0, sa1)  # W[i][p] = A[i][p]
+        return _dense_step(node, b, w, a.name, where, macs)
+    params = {"n": n, "k": k, "m": m, "sa0": sa0, "sa1": sa1, "sb0": sb0, "sb1": sb1}
+    return Step("matmul", [a, b], node.output, params, where, macs)
+
+
+def _strided(value: np.ndarray | None, rows: int, cols: int, s0: int, s1: int) -> np.ndarray:
+    flat = np.asarray(value, dtype=np.float32).ravel()
+    idx = np.arange(rows)[:, None] * s0 + np.arange(cols)[None, :] * s1
+    return flat[idx]
+
+
+def _dense_step(node: Node, x: Tensor, w: np.ndarray, w_name: str, where: str, macs: int) -> Step:
+    m, k = w.shape
+    params: dict[str, object] = {"k": k, "m": m, "weight": np.ascontiguousarray(w), "weight_name": w_name,
+                                 "bias": None, "bias_name": None, "act": 0, "slope": 0.0}
+    return Step("dense", [x], node.output, params, where, macs)
+
+
+def _fuse_epilogue(graph: Graph, step: Step, fused: set[int]) -> None:
+    """Fold a bias AddOp and then a ReLU / leaky ReLU that follow the dense step into it, when nothing else reads
+    the intermediate tensor (and it is not the model's output)."""
+    m = int(step.params["m"])  # type: ignore[call-overload]
+    nxt = _sole_consumer(graph, step.output)
+    if nxt is not None and nxt.kind == "add" and nxt.output.shape == step.output.shape:
+        other = nxt.inputs[1] if nxt.inputs[0] is step.output else nxt.inputs[0]
+        if other.kind == "const" and other is not step.output:
+            bias = np.broadcast_to(other.value, step.output.shape).reshape(m)
+            step.params["bias"] = np.ascontiguousarray(bias, dtype=np.float32)
+            step.params["bias_name"] = other.name
+            step.output = nxt.output
+            fused.add(id(nxt))
+            nxt = _sole_consumer(graph, step.output)
+    if nxt is not None and nxt.kind in ("relu", "leaky_relu"):
+        step.params["act"] = 1 if nxt.kind == "relu" else 2
+        step.params["slope"] = float(nxt.attrs.get("slope", 0.0)) if nxt.kind == "leaky_relu" else 0.0
+        step.output = nxt.output
+        fused.add(id(nxt))
+
+
+def _sole_consumer(graph: Graph, t: Tensor) -> Node | None:
+    users = graph.consumers(t)
+    if len(users) != 1 or t is graph.output:
+        return None
+    return users[0]
+
+
+def _add(node: Node, where: str) -> Step:
+    a, b = node.inputs
+    out = node.output.shape
+    dims = list(out)
+    sa, sb = _broadcast_strides(a.shape, out), _broadcast_strides(b.shape, out)
+    # Drop axes of length 1, then merge neighbouring axes that are contiguous for both operands.
+    keep = [i for i, d in enumerate(dims) if d != 1]
+    dims, sa, sb = [dims[i] for i in keep], [sa[i] for i in keep], [sb[i] for i in keep]
+    i = len(dims) - 2
+    while i >= 0:
+        if sa[i] == sa[i + 1] * dims[i + 1] and sb[i] == sb[i + 1] * dims[i + 1]:
+            dims[i:i + 2] = [dims[i] * dims[i + 1]]
+            sa[i:i + 2] = [sa[i + 1]]
+            sb[i:i + 2] = [sb[i + 1]]
+        i -= 1
+    if len(dims) > 3:
+        raise ExportError(f"{where}: broadcasting {a.shape} with {b.shape} needs {len(dims)} loop axes; the C "
+                          "kernel handles 3")
+    pad = 3 - len(dims)
+    dims, sa, sb = [1] * pad + dims, [0] * pad + sa, [0] * pad + sb
+    params = {"dims": dims, "sa": sa, "sb": sb, "a_full": a.shape == out and a.kind != "const"}
+    return Step("add", [a, b], node.output, params, where)
+
+
+def _broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
+    """Element strides of a row-major array of ``shape`` seen through NumPy broadcasting to ``out`` (0 = repeated)."""
+    shape = (1,) * (len(out) - len(shape)) + tuple(shape)
+    strides, s = [0] * len(out), 1
+    for i in range(len(out) - 1, -1, -1):
+        strides[i] = 0 if shape[i] == 1 and out[i] != 1 else s
+        s *= shape[i]
+    return strides
+
+
+def _softmax(node: Node, where: str) -> Step:
+    shape = node.inputs[0].shape
+    axis = int(node.attrs.get("axis", -1))  # type: ignore[call-overload]
+    if not -len(shape) <= axis < len(shape):
+        raise ExportError(f"{where}: axis {axis} is out of range for shape {shape}")
+    axis %= len(shape)
+    params = {"outer": int(np.prod(shape[:axis], dtype=np.int64)), "n": shape[axis],
+              "inner": int(np.prod(shape[axis + 1:], dtype=np.int64)), "log": int(node.kind == "log_softmax")}
+    return Step(node.kind, node.inputs, node.output, params, where)

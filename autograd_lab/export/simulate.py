@@ -1,0 +1,118 @@
+"""A NumPy interpreter of kernel steps, batch by batch: the model as the C code will compute it.
+
+Used to calibrate int8 scales (the float activations at each quantization point) and to measure the accuracy of the
+int8 model on a test set without compiling anything. For int8 steps it repeats the C arithmetic exactly: integer
+sums, then float32 scale, bias, activation and rounding in the same order. Float steps use NumPy's own summation
+order, so they match the C code to rounding (the tests compare the two).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograd_lab.export.lower import Step
+from autograd_lab.export.trace import Graph, Tensor
+
+F32 = np.float32
+
+
+def run_steps(graph: Graph, steps: list[Step], inputs: np.ndarray) -> dict[int, np.ndarray]:
+    """Evaluate ``steps`` on a batch of inputs (N, input size).
+
+    Returns:
+        Every computed tensor by ``id``: float32 (N, size) for float tensors; for int8 (``q16``) tensors the
+        quantized integers (N, padded size), int32.
+    """
+    x = np.asarray(inputs, dtype=F32).reshape(len(inputs), -1)
+    values: dict[int, np.ndarray] = {id(graph.input): x}
+
+    def get(t: Tensor) -> np.ndarray:
+        if t.kind == "const":
+            return np.asarray(t.value, dtype=F32).reshape(1, -1)
+        return values[id(t)]
+
+    for s in steps:
+        values[id(s.output)] = _step(s, [get(t) for t in s.inputs], len(x))
+    return values
+
+
+def predict(graph: Graph, steps: list[Step], inputs: np.ndarray) -> np.ndarray:
+    """The model's outputs (N, output size) as :func:`run_steps` computes them."""
+    return run_steps(graph, steps, inputs)[id(graph.output)]
+
+
+def quantize_values(v: np.ndarray, inv_scale: np.float32) -> np.ndarray:
+    """``al_quantize_one`` of the C code: round v·inv_scale to the nearest integer, ties away from zero, clamped to
+    [-127, 127]; float32 arithmetic throughout. Returns int32."""
+    t = np.clip(np.asarray(v, dtype=F32) * F32(inv_scale), F32(-127), F32(127))
+    q = np.where(t >= 0, np.trunc(t + F32(0.5)), -np.trunc(F32(0.5) - t))
+    return q.astype(np.int32)
+
+
+def activate(v: np.ndarray, act: int, slope: float) -> np.ndarray:
+    """``al_activate``: 0 none, 1 ReLU, 2 leaky ReLU (float32)."""
+    if act == 1:
+        return np.where(v > 0, v, F32(0))
+    if act == 2:
+        return np.where(v > 0, v, v * F32(slope))
+    return v
+
+
+def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
+    p = s.params
+    if s.kind == "dense":
+        y = xs[0] @ np.asarray(p["weight"], dtype=F32).T
+        if p["bias"] is not None:
+            y = y + np.asarray(p["bias"], dtype=F32)
+        return activate(y, int(p["act"]), float(p["slope"]))
+    if s.kind == "matmul":
+        a = _gather(xs[0], p["n"], p["k"], p["sa0"], p["sa1"], n)
+        b = _gather(xs[1], p["k"], p["m"], p["sb0"], p["sb1"], n)
+        return np.matmul(a, b).reshape(n, -1)
+    if s.kind == "add":
+        d, sa, sb = p["dims"], p["sa"], p["sb"]
+        grid = np.indices(d).reshape(3, -1)
+        ia, ib = (np.asarray(st) @ grid for st in (sa, sb))
+        return np.broadcast_to(xs[0], (n, xs[0].shape[1]))[:, ia] + np.broadcast_to(xs[1], (n, xs[1].shape[1]))[:, ib]
+    if s.kind == "relu":
+        return np.maximum(xs[0], F32(0))
+    if s.kind == "leaky_relu":
+        return np.where(xs[0] > 0, xs[0], xs[0] * F32(p["slope"]))
+    if s.kind == "sigmoid":
+        z = np.exp(-np.abs(xs[0]))
+        return np.where(xs[0] >= 0, F32(1), z) / (F32(1) + z)
+    if s.kind == "tanh":
+        return np.tanh(xs[0])
+    if s.kind in ("softmax", "log_softmax"):
+        v = xs[0].reshape(n, p["outer"], p["n"], p["inner"])
+        z = v - v.max(axis=2, keepdims=True)
+        e = np.exp(z)
+        out = z - np.log(e.sum(axis=2, keepdims=True)) if p["log"] else e / e.sum(axis=2, keepdims=True)
+        return out.reshape(n, -1)
+    if s.kind == "layer_norm":
+        v = xs[0].reshape(n, p["rows"], p["n"])
+        c = v - v.mean(axis=-1, keepdims=True)
+        y = c / np.sqrt((c * c).mean(axis=-1, keepdims=True) + F32(p["eps"]))
+        if len(xs) > 1:
+            y = y * xs[1].reshape(p["n"])
+        if len(xs) > 2:
+            y = y + xs[2].reshape(p["n"])
+        return y.reshape(n, -1)
+    if s.kind == "quantize":
+        q = quantize_values(xs[0], p["inv_scale"])
+        return np.pad(q, ((0, 0), (0, p["kp"] - p["k"])))
+    if s.kind == "dense_q8":
+        acc = xs[0].astype(np.int64) @ np.asarray(p["wq"], dtype=np.int64).T
+        v = acc.astype(F32) * np.asarray(p["scale"], dtype=F32)
+        if p["bias"] is not None:
+            v = v + np.asarray(p["bias"], dtype=F32)
+        v = activate(v, int(p["act"]), float(p["slope"]))
+        if s.output.dtype == "q16":
+            return quantize_values(v, p["out_inv_scale"])
+        return v[:, :p["m"]]
+    raise AssertionError(f"no simulation for step kind {s.kind}")
+
+
+def _gather(flat: np.ndarray, rows: int, cols: int, s0: int, s1: int, n: int) -> np.ndarray:
+    idx = np.arange(rows)[:, None] * s0 + np.arange(cols)[None, :] * s1
+    return np.broadcast_to(flat, (n, flat.shape[1]))[:, idx]

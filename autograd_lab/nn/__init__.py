@@ -1,0 +1,36 @@
+"""Layers and models built from the explicit operators: Module, Linear, MLP, activations, losses, initialisations.
+
+Example::
+
+    from autograd_lab.nn import MLP, cross_entropy
+    model = MLP([784, 128, 10], rng=0)
+    loss = cross_entropy(model(x), y)
+"""
+
+from autograd_lab.nn.activation import ACTIVATIONS, LeakyReLU, ReLU, Sigmoid, Tanh
+from autograd_lab.nn.init import INITS, he_normal, small_normal, xavier_uniform
+from autograd_lab.nn.linear import Linear
+from autograd_lab.nn.losses import cross_entropy, mse_loss
+from autograd_lab.nn.mlp import MLP
+from autograd_lab.nn.module import Module, read_header
+from autograd_lab.nn.regularization import Dropout, LayerNorm
+
+__all__ = [
+    "ACTIVATIONS",
+    "INITS",
+    "MLP",
+    "Dropout",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "Module",
+    "ReLU",
+    "Sigmoid",
+    "Tanh",
+    "cross_entropy",
+    "he_normal",
+    "mse_loss",
+    "read_header",
+    "small_normal",
+    "xavier_uniform",
+]

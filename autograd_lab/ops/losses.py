@@ -1,0 +1,98 @@
+"""Loss functions: fused softmax cross-entropy and mean squared error. Each returns a 0-d (scalar) Variable."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograd_lab.operator import Operator
+from autograd_lab.ops.softmax import log_softmax
+
+
+class SoftmaxCrossEntropyOp(Operator):
+    """Mean cross-entropy of softmax(logits) against labels: ``SoftmaxCrossEntropyOp()(logits, labels)``.
+
+    Inputs:
+        logits: (N, C), float32 or float64.
+        labels: either (N,) class indices, integer-valued and in [0, C) (a Variable holds them as floats, so they are
+            checked to be whole numbers), or (N, C) target probabilities (one-hot rows, or any rows summing to 1).
+
+    Output: a 0-d array of the logits' dtype,
+        L = -(1/N) Σ_n Σ_c t_nc · log softmax(z_n)_c,   with t the one-hot rows for index labels.
+
+    Fusing softmax with the log keeps it stable for logits of any magnitude: log softmax is computed with the
+    log-sum-exp trick (see :mod:`autograd_lab.ops.softmax`), never as log(exp(z)/Σexp(z)), so nothing overflows and no
+    0·log 0 appears. E.g. float32 logits [1e8, 1e8] with label 1 give ln 2.
+
+    Backward (the classic fused form, e.g. Goodfellow et al., *Deep Learning*, §6.2.2.3):
+        dL/dz = (softmax(z) - t) / N,
+        dL/dt = -log softmax(z) / N for probability targets; 0 for index labels (they are discrete).
+
+    Raises:
+        ShapeError: if logits are not 2-D, labels do not match them, or index labels are not whole numbers in [0, C)
+            (names the op, the shapes and the calling line).
+    """
+
+    _log_probs: np.ndarray
+    _index_labels: np.ndarray | None
+
+    def forward(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        if logits.ndim != 2:
+            raise ValueError(f"logits must have shape (N, C), got {logits.shape}")
+        n, c = logits.shape
+        log_p = log_softmax(logits, axis=1)
+        self._log_probs = log_p
+        if labels.shape == (n,):
+            # NaN fails every comparison, so it is caught here too.
+            valid = (labels >= 0) & (labels < c) & (np.floor(labels) == labels)
+            if not valid.all():
+                bad = int(np.flatnonzero(~valid)[0])
+                raise ValueError(f"index labels must be whole numbers in [0, {c}); labels[{bad}] = {labels[bad]}")
+            index = labels.astype(np.intp)
+            self._index_labels = index
+            picked = log_p[np.arange(n), index]
+        elif labels.shape == (n, c):
+            self._index_labels = None
+            picked = (labels * log_p).sum(axis=1)
+        else:
+            raise ValueError(f"labels must have shape ({n},) (class indices) or ({n}, {c}) (probabilities)")
+        return np.asarray(-picked.sum() / n, dtype=logits.dtype)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        logits, labels = self.inputs
+        n = logits.shape[0]
+        scale = gy / n
+        g_logits = g_labels = None
+        if self.needs_grad(0):
+            with np.errstate(under="ignore"):
+                g_logits = np.exp(self._log_probs)
+            if self._index_labels is None:
+                g_logits -= labels.astype(logits.dtype, copy=False)
+            else:
+                g_logits[np.arange(n), self._index_labels] -= 1
+            g_logits *= scale
+        if self.needs_grad(1):
+            g_labels = np.zeros_like(labels) if self._index_labels is not None else -self._log_probs * scale
+        return [g_logits, g_labels]
+
+
+class MSELossOp(Operator):
+    """Mean squared error ``L = (1/K) Σ (a - b)²`` over all K elements: ``MSELossOp()(prediction, target)``.
+
+    Both inputs must have the same shape (no broadcasting: an (N, 1) prediction against an (N,) target would silently
+    broadcast to (N, N), a classic bug). Output: 0-d, dtype of the promoted inputs.
+    Backward: dL/da = 2(a - b)/K, dL/db = -2(a - b)/K.
+
+    Raises:
+        ShapeError: if the shapes differ.
+    """
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.shape != b.shape:
+            raise ValueError(f"prediction and target must have the same shape, got {a.shape} and {b.shape}")
+        d = a - b
+        return np.asarray(np.vdot(d, d) / max(d.size, 1), dtype=d.dtype)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        a, b = self.inputs
+        g = (a - b) * (2 * gy / max(a.size, 1))
+        return [g if self.needs_grad(0) else None, -g if self.needs_grad(1) else None]

@@ -1,0 +1,160 @@
+"""The training loop: mini-batch gradient descent over epochs, with a history, a progress bar and a NaN guard.
+
+One step is the course's recipe: build the graph (``model(x)``, ``cross_entropy``), ``optimizer.zero_grad()``,
+``Engine.backward(loss, inputs=params)`` (only the parameters' gradients: the gradient with respect to the input
+batch, a (N, 784) x (784, H) product, is never computed), optional clipping, ``optimizer.step()``.
+
+Reproducibility: all randomness comes from generators derived from one seed (:func:`seeded_generators`), the batch
+order from ``rng.permutation`` once per epoch, so two runs with the same seed give bit-identical weights (on the same
+machine and NumPy/BLAS build).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from autograd_lab.data.batching import iterate_minibatches
+from autograd_lab.engine import Engine
+from autograd_lab.nn.losses import cross_entropy
+from autograd_lab.nn.module import Module
+from autograd_lab.optim.clip import clip_grad_norm
+from autograd_lab.optim.optimizer import Optimizer
+from autograd_lab.training.augment import random_shift
+from autograd_lab.training.evaluate import evaluate
+from autograd_lab.variable import Variable
+
+History = dict[str, list[float]]
+#: Called after every step with (epoch, step, loss); the loss Variable's graph is already released.
+StepCallback = Callable[[int, int, Variable], None]
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or inf; ``epoch`` (1-based) and ``step`` (1-based, within the epoch) say when."""
+
+    def __init__(self, message: str, epoch: int, step: int) -> None:
+        super().__init__(message)
+        self.epoch = epoch
+        self.step = step
+
+
+def seeded_generators(seed: int, count: int = 2) -> list[np.random.Generator]:
+    """``count`` independent generators derived from one seed (``np.random.SeedSequence(seed).spawn``).
+
+    The training command uses the first for the initial weights and dropout, the second for the batch order.
+    """
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(count)]
+
+
+def new_history() -> History:
+    """An empty history: lists keyed ``epoch``, ``train_loss``, ``train_acc``, ``val_loss``, ``val_acc``."""
+    return {"epoch": [], "train_loss": [], "train_acc": [], "val_loss": [], "val_acc": []}
+
+
+def train_epoch(model: Module, optimizer: Optimizer, x: np.ndarray, y: np.ndarray, batch_size: int,
+                rng: np.random.Generator, *, epoch: int = 1, clip_norm: float | None = None, progress: bool = False,
+                augment_shift: int = 0, callback: StepCallback | None = None) -> tuple[float, float]:
+    """One pass over (x (N, D) float, y (N,) int labels) in shuffled mini-batches; return (mean loss, accuracy).
+
+    The loss and accuracy are running values over the epoch's batches, measured before each update (in training
+    mode, so with dropout and augmentation active). ``augment_shift`` > 0 moves each 28x28 image by up to that many
+    pixels (:func:`~autograd_lab.training.augment.random_shift`, offsets drawn from ``rng``).
+
+    Raises:
+        NonFiniteLossError: when a batch's loss is NaN or inf, naming the epoch and step (nothing is updated).
+    """
+    params = optimizer.params
+    n_batches = -(-len(x) // batch_size)
+    batches = iterate_minibatches(x, y, batch_size, rng)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(batches, total=n_batches, desc=f"epoch {epoch}", unit="batch", leave=True)
+        batches = bar
+    total_loss = 0.0
+    correct = 0
+    seen = 0
+    model.train()
+    for step, (xb, yb) in enumerate(batches, start=1):
+        if augment_shift:
+            xb = random_shift(xb, rng, augment_shift)
+        logits = model(Variable.from_numpy(xb))
+        loss = cross_entropy(logits, yb)
+        value = float(loss.data)
+        if not math.isfinite(value):
+            if bar is not None:
+                bar.close()
+            raise NonFiniteLossError(
+                f"the loss became {value} at epoch {epoch}, step {step} of {n_batches} (learning rate {optimizer.lr}); "
+                "lower the learning rate, or rerun under detect_anomaly() (--detect-anomaly on the command line) to "
+                "find the first operation that produced NaN or inf",
+                epoch, step,
+            )
+        optimizer.zero_grad()
+        Engine.backward(loss, inputs=params)
+        if clip_norm is not None:
+            clip_grad_norm(params, clip_norm)
+        optimizer.step()
+        total_loss += value * len(yb)
+        correct += int(np.count_nonzero(logits.data.argmax(axis=1) == yb))
+        seen += len(yb)
+        if callback is not None:
+            callback(epoch, step, loss)
+        if bar is not None and (step % 25 == 0 or step == n_batches):
+            bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{correct / seen:.4f}", refresh=False)
+    if bar is not None:
+        bar.close()
+    return total_loss / seen, correct / seen
+
+
+def fit(model: Module, optimizer: Optimizer, x_train: np.ndarray, y_train: np.ndarray, *, epochs: int,
+        batch_size: int, rng: np.random.Generator | int, x_val: np.ndarray | None = None,
+        y_val: np.ndarray | None = None, clip_norm: float | None = None, augment_shift: int = 0,
+        progress: bool = False, log: Callable[[str], None] | None = None,
+        callback: StepCallback | None = None) -> History:
+    """Train for ``epochs`` epochs; after each, score the validation set (if given) and append to the history.
+
+    Args:
+        model: maps (N, D) inputs to (N, C) logits.
+        optimizer: holds the model's parameters.
+        x_train, y_train: (N, D) float inputs and (N,) int64 labels.
+        epochs, batch_size: positive integers.
+        rng: generator (or int seed) for the batch order.
+        x_val, y_val: optional held-out data scored after every epoch (val_loss/val_acc are NaN without it).
+        clip_norm: if given, clip the global gradient norm to this value each step.
+        augment_shift: if > 0, shift each training image by up to this many pixels (28x28 images only).
+        progress: show a tqdm bar per epoch with the running loss and accuracy.
+        log: called with one summary line per epoch (e.g. ``print``).
+        callback: called after every step (see :data:`StepCallback`).
+
+    Returns:
+        The history (see :func:`new_history`); losses in nats per example, accuracies in [0, 1].
+
+    Raises:
+        ValueError: for non-positive epochs or batch_size. NonFiniteLossError: see :func:`train_epoch`.
+    """
+    for name, n in (("epochs", epochs), ("batch_size", batch_size)):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"fit: {name} must be a positive integer, got {n!r}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    history = new_history()
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        train_loss, train_acc = train_epoch(model, optimizer, x_train, y_train, batch_size, gen, epoch=epoch,
+                                            clip_norm=clip_norm, progress=progress, augment_shift=augment_shift,
+                                            callback=callback)
+        seconds = time.perf_counter() - start
+        val_loss, val_acc = (math.nan, math.nan)
+        if x_val is not None and y_val is not None and len(x_val):
+            val_loss, val_acc = evaluate(model, x_val, y_val)
+        for key, value in (("epoch", epoch), ("train_loss", train_loss), ("train_acc", train_acc),
+                           ("val_loss", val_loss), ("val_acc", val_acc)):
+            history[key].append(value)
+        if log is not None:
+            log(f"epoch {epoch}/{epochs}: train loss {train_loss:.4f} acc {train_acc:.4f} | "
+                f"val loss {val_loss:.4f} acc {val_acc:.4f} | {seconds:.2f} s")
+    return history

@@ -1,0 +1,99 @@
+"""Build the batch of student submissions that the autograding pipeline test grades.
+
+Each case starts from the released notebook (what a student receives) and the source notebook (the instructor's
+solution) of the fixture assignment, and damages it the way real submissions get damaged.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+
+def _gid(cell: NotebookNode) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def full_solution(release: NotebookNode, source: NotebookNode) -> NotebookNode:
+    """The release with every answer cell filled in from the source (hidden tests stay out: locked cells are the
+    release's)."""
+    answers = {_gid(c): c.source for c in source.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    nb = copy.deepcopy(release)
+    for cell in nb.cells:
+        if _gid(cell) in answers:
+            cell.source = answers[_gid(cell)]
+    return nb
+
+
+def _cell(nb: NotebookNode, gid: str) -> NotebookNode:
+    return next(c for c in nb.cells if _gid(c) == gid)
+
+
+def _without(nb: NotebookNode, gid: str) -> NotebookNode:
+    nb.cells = [c for c in nb.cells if _gid(c) != gid]
+    return nb
+
+
+def _duplicate(nb: NotebookNode, gid: str) -> NotebookNode:
+    i = next(i for i, c in enumerate(nb.cells) if _gid(c) == gid)
+    twin = copy.deepcopy(nb.cells[i])
+    twin["id"] = twin.get("id", "cell") + "-copy"
+    nb.cells.insert(i + 1, twin)
+    return nb
+
+
+def _prepend(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
+    cell = _cell(nb, gid)
+    cell.source = code + "\n" + cell.source
+    return nb
+
+
+def _replace(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
+    _cell(nb, gid).source = code
+    return nb
+
+
+Case = Callable[[NotebookNode, NotebookNode], NotebookNode | str]
+
+CASES: dict[str, Case] = {
+    "full": full_solution,
+    "blank": lambda rel, src: copy.deepcopy(rel),
+    "malformed_json": lambda rel, src: '{"cells": [ {"cell_type": "code", ',
+    "duplicate_id": lambda rel, src: _duplicate(full_solution(rel, src), "add_op_forward_test"),
+    "deleted_test": lambda rel, src: _without(full_solution(rel, src), "add_op_backward_test"),
+    "edited_locked_test": lambda rel, src: _replace(copy.deepcopy(rel), "add_op_forward_test", "pass"),
+    "deleted_setup": lambda rel, src: _without(full_solution(rel, src), "setup"),
+    "infinite_loop": lambda rel, src: _prepend(full_solution(rel, src), "add_op_code", "while True:\n    pass\n"),
+    "kernel_death": lambda rel, src: _prepend(full_solution(rel, src), "sum_of_squares_code",
+                                              "import os\nos._exit(1)\n"),
+    "memory_hog": lambda rel, src: _replace(
+        full_solution(rel, src), "sum_of_squares_code",
+        "def sum_of_squares(x):\n    hog = []\n    while True:\n        hog.append(bytearray(100_000_000))\n"),
+    "imports_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
+                                                   "from autograd_lab.ops import AddOp"),
+    "subclasses_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
+                                                      "class AddOp(autograd_lab.ops.AddOp):\n    pass"),
+    "huge_output": lambda rel, src: _prepend(full_solution(rel, src), "sum_of_squares_code",
+                                             "print('x' * 3_000_000)\nfor i in range(200_000):\n    print(i)\n"),
+}
+
+
+def write_batch(release_path: Path, source_path: Path, out_root: Path, assignment: str) -> dict[str, Path]:
+    """Write every case as ``out_root/students/<case>/<assignment>/<notebook>`` and return case -> path."""
+    release = nbformat.read(release_path, as_version=4)
+    source = nbformat.read(source_path, as_version=4)
+    written = {}
+    for name, make in CASES.items():
+        path = out_root / "students" / name / assignment / release_path.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result = make(release, source)
+        if isinstance(result, str):
+            path.write_text(result, encoding="utf-8")
+        else:
+            nbformat.write(result, path)
+        written[name] = path
+    return written
