@@ -77,6 +77,7 @@ c.RestoreMissingCells.release_root = os.path.join(COURSE_ROOT, "release")
 
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
+    DeduplicateCellIds,
     OverwriteKernelspec,
     RestoreMissingCells,
     OverwriteCells,

@@ -36,13 +36,16 @@ class Engine:
 
     @staticmethod
     def topo_sort(root: Variable) -> list[Variable]:
-        """Return every node that ``root`` depends on, each once, leaves first and ``root`` last.
+        """Return every node that ``root`` depends on, each once: all leaves first, then the internal nodes with
+        every node after its parents, ``root`` last.
 
-        See :meth:`backward_order`, whose result this is, reversed.
+        This is :meth:`backward_order` reversed, with the leaves moved to the front (a leaf has no parents, so any
+        position before its consumers is valid).
         """
         order = Engine.backward_order(root)
         order.reverse()
-        return order
+        leaves = [node for node in order if node._op is None]
+        return leaves + [node for node in order if node._op is not None]
 
     @staticmethod
     def backward_order(root: Variable) -> list[Variable]:

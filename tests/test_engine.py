@@ -144,7 +144,7 @@ def test_graph_of_100000_nodes_sorts_and_backwards_without_recursion(n):
     assert x.grad == 1.0 and one.grad == float(n)
 
 
-# -- topological sort ---------------------------------------------------------------------------------------------------
+# -- topological sort ----------------------------------------------------------------------------------------------
 def test_topo_sort_puts_leaves_first_root_last_each_node_once_and_parents_before_children():
     a, b = leaf(1.0, "a"), leaf(2.0, "b")
     c = MulOp()(a, b)

@@ -20,6 +20,7 @@ SUBCOMMANDS: list[str] = [
     "train",
     "evaluate",
     "export",
+    "course",
 ]
 
 

@@ -42,13 +42,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         model = MLP.load(args.model)
         graph = trace(model, (1, model.sizes[0]))
-        data = load_bundled_mnist() if args.int8 or args.samples or args.target == "host" else None
-        calibration = None
-        if args.int8:
-            calibration = data.x_train[:args.calibration]
-            float_steps = lower(graph)
-            report = accuracy_report(graph, float_steps, quantize_steps(graph, lower(graph), calibration),
-                                     data.x_test, data.y_test)
+        data = load_bundled_mnist()
+        calibration = data.x_train[:args.calibration] if args.int8 else None
+        steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
+        if calibration is not None:
+            report = accuracy_report(graph, lower(graph), steps, data.x_test, data.y_test)
             print(f"int8 vs float: {report}")
         gen = graph_to_c(graph, args.name, calibration=calibration, description=args.model.name)
         paths = write_c(gen, args.out)
@@ -60,9 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if args.target == "host":
             exe = b.build_host(args.out, gen.name, args.out / "build")
             x = data.x_test[:100]
-            diff = np.abs(b.run_host(exe, x, gen.output_size) - predict(graph, lower(graph) if not args.int8 else
-                                                                        quantize_steps(graph, lower(graph),
-                                                                                       calibration), x)).max()
+            diff = np.abs(b.run_host(exe, x, gen.output_size) - predict(graph, steps, x)).max()
             print(f"host build {exe}: max |C - NumPy| over 100 test images = {diff:.3g}")
         elif args.target != "none":
             s = b.model_sizes(args.out, gen.name, args.target, args.out / "build")

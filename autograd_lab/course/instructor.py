@@ -13,6 +13,7 @@ Each step is one nbgrader call plus the checks nbgrader leaves out:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from autograd_lab.course.diagnose import SubmissionReport, hidden_test_lines, leaked_lines, report_submission
@@ -60,21 +61,44 @@ def assignments(course_dir: Path) -> list[str]:
 def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) -> list[Path]:
     """Generate the student version of each assignment and copy it flat to ``notebooks_dir/<assignment>.ipynb``.
 
-    Returns the written notebook paths. Raises CourseError if an assignment does not hold exactly one notebook
-    named after it, or if nbgrader fails.
+    Runs nbgrader's ``generate_assignment`` in this process (one process for the whole course is ~10x faster than
+    one ``nbgrader`` call per assignment); the release also stays in ``course_dir/release`` for nbgrader's exchange.
+    Returns the written notebook paths.
+
+    Raises:
+        CourseError: if an assignment does not hold its notebook ``<assignment>.ipynb``, or nbgrader fails.
     """
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+
+    names = list(which or assignments(course_dir))
+    for name in names:
+        if not (course_dir / "source" / name / f"{name}.ipynb").is_file():
+            raise CourseError(f"assignment {name}: expected the notebook source/{name}/{name}.ipynb in {course_dir}")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
     notebooks_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in which or assignments(course_dir):
-        src = course_dir / "source" / name / f"{name}.ipynb"
-        if not src.is_file():
-            raise CourseError(f"assignment {name}: expected the notebook {src}")
-        run_nbgrader(course_dir, "generate_assignment", name, "--force")
-        out = course_dir / "release" / name / f"{name}.ipynb"
-        dest = notebooks_dir / f"{name}.ipynb"
-        shutil.copyfile(out, dest)
-        written.append(dest)
+    with _tools_on_path():
+        api = NbGraderAPI(config=config)
+        for name in names:
+            result = api.generate_assignment(name, force=True)
+            if not result["success"]:
+                raise CourseError(f"generate_assignment {name} failed:\n{_tail(result['log'] + result['error'])}")
+            dest = notebooks_dir / f"{name}.ipynb"
+            shutil.copyfile(course_dir / "release" / name / f"{name}.ipynb", dest)
+            written.append(dest)
     return written
+
+
+@contextlib.contextmanager
+def _tools_on_path() -> Iterator[None]:
+    """Put this interpreter's scripts folder first on PATH (nbgrader runs `alembic` from there)."""
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = old
 
 
 def validate(path: Path, invert: bool = False) -> tuple[bool, str]:
@@ -204,3 +228,20 @@ def export_grades(course_dir: Path, csv_path: Path) -> Path:
 
 def _tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def validate_notebooks(course_dir: Path, paths: Sequence[Path], invert: bool = False) -> dict[Path, dict]:
+    """nbgrader's Validator, in this process, with the course configuration: {notebook: problems}.
+
+    An empty dict for a notebook means it passed: every test passes (or with ``invert``, every test fails).
+    Otherwise the keys say what went wrong: 'failed' / 'passed' (cells with their source and error), 'changed'
+    (locked cells whose checksum changed), 'type_changed'. One process for all notebooks saves the startup cost
+    of one ``nbgrader validate`` call each (whose exit status is 0 either way).
+    """
+    from nbgrader.validator import Validator
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    config.Validator.invert = invert
+    validator = Validator(config=config)
+    return {path: validator.validate(str(path)) for path in paths}

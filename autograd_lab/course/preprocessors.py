@@ -66,24 +66,32 @@ class RestoreMissingCells(NbGraderPreprocessor):
             return nb, resources
         release = nbformat.read(path, as_version=nbformat.NO_CONVERT)
         present = {grade_id(cell) for cell in nb.cells} - {None}
-        anchor = -1  # index in nb.cells after which the next restored cell goes
-        for cell in release.cells:
-            gid = grade_id(cell)
-            if gid is None:
-                continue
+        cells = [c for c in release.cells if grade_id(c) is not None]
+        order = [grade_id(c) for c in cells]
+        anchor = -1  # index in nb.cells of the last release cell seen so far that the submission has
+        for k, (gid, cell) in enumerate(zip(order, cells)):
             if gid in present:
-                anchor = next(i for i, c in enumerate(nb.cells) if grade_id(c) == gid)
+                anchor = _index_of(nb, gid)
                 continue
+            if anchor >= 0:
+                position = anchor + 1
+            else:  # nothing before it survived: go just before the next surviving cell
+                later = [g for g in order[k + 1:] if g in present]
+                position = _index_of(nb, later[0]) if later else len(nb.cells)
             self.log.warning("Cell '%s' was missing from the submission; restored from the release", gid)
             restored = copy.deepcopy(cell)
             if restored.cell_type == "code":
                 restored.source = RESTORED_NOTICE + restored.source
                 restored.outputs = []
                 restored.execution_count = None
-            nb.cells.insert(anchor + 1, restored)
-            anchor += 1
+            nb.cells.insert(position, restored)
+            anchor = position
             present.add(gid)
         return nb, resources
+
+
+def _index_of(nb: NotebookNode, gid: str | None) -> int:
+    return next(i for i, cell in enumerate(nb.cells) if grade_id(cell) == gid)
 
 
 class DeduplicateCellIds(DeduplicateIds):

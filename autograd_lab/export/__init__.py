@@ -31,8 +31,8 @@ __all__ = [
     "GeneratedC",
     "Graph",
     "export_c",
-    "graph_to_c",
     "graph_from_root",
+    "graph_to_c",
     "trace",
     "write_c",
 ]

@@ -76,8 +76,8 @@ def run(cmd: list[str], what: str, timeout: float = 300, **kwargs: object) -> su
     except subprocess.TimeoutExpired as exc:
         raise BuildError(f"{what}: timed out after {timeout} s: {' '.join(cmd)}") from exc
     if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace") if isinstance(proc.stderr, bytes) else proc.stderr
-        raise BuildError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{err}")
+        out = "".join(s.decode(errors="replace") if isinstance(s, bytes) else s for s in (proc.stdout, proc.stderr))
+        raise BuildError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{out[-4000:]}")
     return proc
 
 

@@ -20,12 +20,12 @@ from autograd_lab.export.names import NameTable, c_identifier
 from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
-_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate"], "matmul_f32": ["mac"], "dense_q8": ["activate"]}
+_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"], "dense_q8": ["activate"]}
 _KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
               "quantize": "dense_q8", "dense_q8": "dense_q8"}
-_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm"}
+_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "quantize", "dense_q8"}
 
 
 @dataclass

@@ -19,18 +19,20 @@ def f32_literal(value: float | np.floating) -> str:
     Raises:
         ExportError: if the value is NaN or infinite (C has no portable literal for them).
     """
-    v = np.float32(value)
+    with np.errstate(over="ignore"):
+        v = np.float32(value)
     if not np.isfinite(v):
         raise ExportError(f"cannot write {v} as a C constant")
     text = f"{float(v):.9g}"
-    if not any(c in text for c in ".en"):
+    if not any(c in text for c in ".e"):
         text += ".0"
     return text + "f"
 
 
 def check_finite(name: str, array: np.ndarray) -> None:
     """Raise ExportError naming the tensor if ``array`` holds NaN or inf (after conversion to float32)."""
-    a = np.asarray(array, dtype=np.float32)
+    with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf, reported below
+        a = np.asarray(array, dtype=np.float32)
     bad = ~np.isfinite(a)
     if bad.any():
         first = tuple(int(i) for i in np.unravel_index(int(np.flatnonzero(bad)[0]), a.shape)) if a.ndim else ()

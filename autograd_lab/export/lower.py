@@ -8,6 +8,7 @@ keeps its own step. Steps name their tensors; buffers are assigned later by :mod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ class Step:
     kind: str
     inputs: list[Tensor]
     output: Tensor
-    params: dict[str, object] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     where: str = ""
     macs: int = 0
 
@@ -112,7 +113,7 @@ def _strided(value: np.ndarray | None, rows: int, cols: int, s0: int, s1: int) -
 
 def _dense_step(node: Node, x: Tensor, w: np.ndarray, w_name: str, where: str, macs: int) -> Step:
     m, k = w.shape
-    params: dict[str, object] = {"k": k, "m": m, "weight": np.ascontiguousarray(w), "weight_name": w_name,
+    params: dict[str, Any] = {"k": k, "m": m, "weight": np.ascontiguousarray(w), "weight_name": w_name,
                                  "bias": None, "bias_name": None, "act": 0, "slope": 0.0}
     return Step("dense", [x], node.output, params, where, macs)
 
@@ -120,20 +121,22 @@ def _dense_step(node: Node, x: Tensor, w: np.ndarray, w_name: str, where: str, m
 def _fuse_epilogue(graph: Graph, step: Step, fused: set[int]) -> None:
     """Fold a bias AddOp and then a ReLU / leaky ReLU that follow the dense step into it, when nothing else reads
     the intermediate tensor (and it is not the model's output)."""
-    m = int(step.params["m"])  # type: ignore[call-overload]
+    m = int(step.params["m"])
     nxt = _sole_consumer(graph, step.output)
     if nxt is not None and nxt.kind == "add" and nxt.output.shape == step.output.shape:
         other = nxt.inputs[1] if nxt.inputs[0] is step.output else nxt.inputs[0]
         if other.kind == "const" and other is not step.output:
-            bias = np.broadcast_to(other.value, step.output.shape).reshape(m)
+            bias = np.broadcast_to(np.asarray(other.value), step.output.shape).reshape(m)
             step.params["bias"] = np.ascontiguousarray(bias, dtype=np.float32)
             step.params["bias_name"] = other.name
+            step.where += f" + {nxt.op_class} at node {nxt.index}"
             step.output = nxt.output
             fused.add(id(nxt))
             nxt = _sole_consumer(graph, step.output)
     if nxt is not None and nxt.kind in ("relu", "leaky_relu"):
         step.params["act"] = 1 if nxt.kind == "relu" else 2
         step.params["slope"] = float(nxt.attrs.get("slope", 0.0)) if nxt.kind == "leaky_relu" else 0.0
+        step.where += f" + {nxt.op_class} at node {nxt.index}"
         step.output = nxt.output
         fused.add(id(nxt))
 
@@ -181,7 +184,7 @@ def _broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int
 
 def _softmax(node: Node, where: str) -> Step:
     shape = node.inputs[0].shape
-    axis = int(node.attrs.get("axis", -1))  # type: ignore[call-overload]
+    axis = int(node.attrs.get("axis", -1))
     if not -len(shape) <= axis < len(shape):
         raise ExportError(f"{where}: axis {axis} is out of range for shape {shape}")
     axis %= len(shape)

@@ -44,8 +44,8 @@ def quantize_steps(graph: Graph, steps: list[Step], calibration: np.ndarray) -> 
         if s.kind != "dense":
             out.append(s)
             continue
-        k, m = int(s.params["k"]), int(s.params["m"])  # type: ignore[call-overload]
-        kp, mp = _round8(k), _round8(m)
+        k, m = int(s.params["k"]), int(s.params["m"])
+        kp, mp = _round16(k), _round16(m)
         src = s.inputs[0]
         xq = q_input.get(id(s))
         if xq is None:
@@ -120,5 +120,5 @@ def _scale(v: np.ndarray) -> float:
     return top / QMAX if top > 0 else 1.0
 
 
-def _round8(n: int) -> int:
-    return -(-n // 8) * 8
+def _round16(n: int) -> int:
+    return -(-n // 16) * 16

@@ -44,9 +44,10 @@ def predict(graph: Graph, steps: list[Step], inputs: np.ndarray) -> np.ndarray:
 def quantize_values(v: np.ndarray, inv_scale: np.float32) -> np.ndarray:
     """``al_quantize_one`` of the C code: round v·inv_scale to the nearest integer, ties away from zero, clamped to
     [-127, 127]; float32 arithmetic throughout. Returns int32."""
-    t = np.clip(np.asarray(v, dtype=F32) * F32(inv_scale), F32(-127), F32(127))
-    q = np.where(t >= 0, np.trunc(t + F32(0.5)), -np.trunc(F32(0.5) - t))
-    return q.astype(np.int32)
+    t = np.asarray(v, dtype=F32) * F32(inv_scale)
+    a = np.where(np.abs(t) < F32(127), np.abs(t), F32(127))
+    q = np.trunc(a + F32(0.5)).astype(np.int32)
+    return np.where(t < 0, -q, q)
 
 
 def activate(v: np.ndarray, act: int, slope: float) -> np.ndarray:
@@ -90,8 +91,8 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
         out = z - np.log(e.sum(axis=2, keepdims=True)) if p["log"] else e / e.sum(axis=2, keepdims=True)
         return out.reshape(n, -1)
     if s.kind == "layer_norm":
-        v = xs[0].reshape(n, p["rows"], p["n"])
-        c = v - v.mean(axis=-1, keepdims=True)
+        rows = xs[0].reshape(n, p["rows"], p["n"])
+        c = rows - rows.mean(axis=-1, keepdims=True)
         y = c / np.sqrt((c * c).mean(axis=-1, keepdims=True) + F32(p["eps"]))
         if len(xs) > 1:
             y = y * xs[1].reshape(p["n"])

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from autograd_lab.engine import Engine
 from autograd_lab.export.errors import ExportError
+from autograd_lab.export.floats import check_finite
 from autograd_lab.modes import eval_mode
 from autograd_lab.variable import Variable
 
@@ -67,7 +69,7 @@ class Node:
     op_class: str
     inputs: list[Tensor]
     output: Tensor
-    attrs: dict[str, object] = field(default_factory=dict)
+    attrs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -144,8 +146,6 @@ def graph_from_root(root: Variable, input: Variable) -> Graph:
 
 
 def _constant(v: Variable, index: int) -> Tensor:
-    from autograd_lab.export.floats import check_finite
-
     name = v.name or f"const_{index}"
     check_finite(name, v.data)
     value = np.array(v.data, dtype=np.float32)
@@ -154,5 +154,5 @@ def _constant(v: Variable, index: int) -> Tensor:
 
 
 def _dropout_active(v: Variable) -> bool:
-    # An evaluation-mode dropout returns its input array itself.
-    return v.data is not v.parents[0].data and not np.array_equal(v.data, v.parents[0].data)
+    # In evaluation mode DropoutOp returns its input array itself.
+    return v.data is not v.parents[0].data

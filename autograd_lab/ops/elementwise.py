@@ -84,7 +84,10 @@ class TanhOp(Operator):
 
 
 class ReLUOp(Operator):
-    """Rectified linear unit ``y = max(x, 0)``.  dy/dx = 1 for x > 0, 0 for x < 0, and 0 at x = 0 (our convention)."""
+    """Rectified linear unit ``y = max(x, 0)`` (Nair & Hinton, ICML 2010).
+
+    dy/dx = 1 for x > 0, 0 for x < 0, and 0 at x = 0 (our convention, a valid subgradient).
+    """
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0)

@@ -35,18 +35,25 @@ class MatMulOp(Operator):
         g2 = gy[..., None] if B.ndim == 1 else gy
         g2 = g2[..., None, :] if A.ndim == 1 else g2
         ga = gb = None
+        # A transposed operand's gradient is computed directly in its stored layout, e.g. for y = A bᵀ,
+        # db = (Aᵀ gy)ᵀ = gyᵀ A: the result is contiguous, where transposing back would give a strided view that
+        # the engine must copy before an optimizer may update it in place (a 784x128 copy per step in an MLP).
         if self.needs_grad(0):
-            gA = np.matmul(g2, _t(B2))
-            if A.ndim == 1:
-                gA = gA[..., 0, :]
-            gA = sum_to_shape(gA, A.shape)
-            ga = _t(gA) if self.transpose_a else gA
+            if self.transpose_a and a.ndim >= 2:
+                ga = sum_to_shape(np.matmul(B2, _t(g2)), a.shape)
+            else:
+                gA = np.matmul(g2, _t(B2))
+                if A.ndim == 1:
+                    gA = gA[..., 0, :]
+                ga = sum_to_shape(gA, A.shape)
         if self.needs_grad(1):
-            gB = np.matmul(_t(A2), g2)
-            if B.ndim == 1:
-                gB = gB[..., :, 0]
-            gB = sum_to_shape(gB, B.shape)
-            gb = _t(gB) if self.transpose_b else gB
+            if self.transpose_b and b.ndim >= 2:
+                gb = sum_to_shape(np.matmul(_t(g2), A2), b.shape)
+            else:
+                gB = np.matmul(_t(A2), g2)
+                if B.ndim == 1:
+                    gB = gB[..., :, 0]
+                gb = sum_to_shape(gB, B.shape)
         return [ga, gb]
 
 

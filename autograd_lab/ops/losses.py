@@ -12,7 +12,8 @@ class SoftmaxCrossEntropyOp(Operator):
     """Mean cross-entropy of softmax(logits) against labels: ``SoftmaxCrossEntropyOp()(logits, labels)``.
 
     Inputs:
-        logits: (N, C), float32 or float64.
+        logits: (N, C), float32 or float64. A single example may be given as (C,), with a 0-d or (1,) class index or
+            (C,) probabilities; it is treated as N = 1.
         labels: either (N,) class indices, integer-valued and in [0, C) (a Variable holds them as floats, so they are
             checked to be whole numbers), or (N, C) target probabilities (one-hot rows, or any rows summing to 1).
 
@@ -28,14 +29,17 @@ class SoftmaxCrossEntropyOp(Operator):
         dL/dt = -log softmax(z) / N for probability targets; 0 for index labels (they are discrete).
 
     Raises:
-        ShapeError: if logits are not 2-D, labels do not match them, or index labels are not whole numbers in [0, C)
-            (names the op, the shapes and the calling line).
+        ShapeError: if logits are not 1-D or 2-D, labels do not match them, or index labels are not whole numbers
+            in [0, C) (names the op, the shapes and the calling line).
     """
 
     _log_probs: np.ndarray
     _index_labels: np.ndarray | None
 
     def forward(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        if logits.ndim == 1:
+            logits = logits[None]
+            labels = labels.reshape(1) if labels.shape in ((), (1,)) else labels[None]
         if logits.ndim != 2:
             raise ValueError(f"logits must have shape (N, C), got {logits.shape}")
         n, c = logits.shape
@@ -55,23 +59,29 @@ class SoftmaxCrossEntropyOp(Operator):
             picked = (labels * log_p).sum(axis=1)
         else:
             raise ValueError(f"labels must have shape ({n},) (class indices) or ({n}, {c}) (probabilities)")
-        return np.asarray(-picked.sum() / n, dtype=logits.dtype)
+        # Adding 0.0 turns a loss of -0.0 (a perfect prediction) into 0.0.
+        return np.asarray(-picked.sum() / n + 0.0, dtype=logits.dtype)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         logits, labels = self.inputs
-        n = logits.shape[0]
+        log_p = self._log_probs
+        n = log_p.shape[0]
         scale = gy / n
         g_logits = g_labels = None
         if self.needs_grad(0):
             with np.errstate(under="ignore"):
-                g_logits = np.exp(self._log_probs)
+                g_logits = np.exp(log_p)
             if self._index_labels is None:
-                g_logits -= labels.astype(logits.dtype, copy=False)
+                g_logits -= labels.reshape(log_p.shape).astype(logits.dtype, copy=False)
             else:
                 g_logits[np.arange(n), self._index_labels] -= 1
             g_logits *= scale
+            g_logits = g_logits.reshape(logits.shape)
         if self.needs_grad(1):
-            g_labels = np.zeros_like(labels) if self._index_labels is not None else -self._log_probs * scale
+            if self._index_labels is not None:
+                g_labels = np.zeros_like(labels)
+            else:
+                g_labels = (-log_p * scale).reshape(labels.shape)
         return [g_logits, g_labels]
 
 

@@ -8,7 +8,6 @@ to install.
 
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
 import graphviz
@@ -29,12 +28,6 @@ class DotNotFoundError(graphviz.ExecutableNotFound):
 
     def __init__(self) -> None:
         RuntimeError.__init__(self, INSTALL_HINT)
-
-
-def require_dot() -> None:
-    """Raise :class:`DotNotFoundError` unless the ``dot`` program is on PATH."""
-    if shutil.which("dot") is None:
-        raise DotNotFoundError()
 
 
 class GraphView(graphviz.Digraph):

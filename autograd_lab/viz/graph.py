@@ -24,7 +24,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
@@ -221,7 +220,6 @@ def build_view(
     return g
 
 
-@cache
 def _input_names(op_type: type[Operator]) -> list[str]:
     """Names of ``forward``'s positional parameters (``["a", "b"]`` for MatMul); empty for ``forward(*xs)``."""
     params = list(inspect.signature(op_type.forward).parameters.values())[1:]
@@ -246,7 +244,7 @@ def _table(rows: list[str]) -> str:
 
 
 def _variable_label(v: Variable, node_id: str, kind: str, grad: np.ndarray | None, options: DrawOptions) -> str:
-    title = f"<B>{escape_label(v.name)}</B>" if v.name else f'<FONT COLOR="#666666">{node_id}</FONT>'
+    title = f"<B>{escape_label(str(v.name))}</B>" if v.name else f'<FONT COLOR="#666666">{node_id}</FONT>'
     if options.topo_numbers:
         title += f'  <FONT COLOR="#666666" POINT-SIZE="9">topo #{node_id[1:]}</FONT>'
     shape = "scalar" if v.ndim == 0 else str(v.shape)

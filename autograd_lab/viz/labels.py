@@ -53,7 +53,7 @@ def summarize(array: np.ndarray, small: int = SMALL_ARRAY) -> str:
     if a.size <= small:
         if a.ndim == 0:
             return format_number(float(a))
-        return np.array2string(a, separator=", ", formatter={"all": lambda v: format_number(float(v))})
+        return np.array2string(a, separator=", ", formatter={"float_kind": lambda v: format_number(float(v))})
     finite = np.isfinite(a)
     n_finite = int(finite.sum())
     parts = []

@@ -15,6 +15,8 @@ from autograd_lab.data.bundled import BUNDLED_DIR, IMAGES_FILE, load_bundled_arr
 FIRST_10K_CLASS_COUNTS = [1001, 1127, 991, 1032, 980, 863, 1014, 1070, 944, 978]
 # Row 5 of MNIST training image 0 (a 5), as printed in countless tutorials.
 TRAIN_IMAGE_0_ROW_5 = [0] * 12 + [3, 18, 18, 18, 126, 136, 175, 26, 166, 255, 247, 127] + [0] * 4
+# The first ten labels of MNIST's training file (issue 3).
+MNIST_FIRST_LABELS = [5, 0, 4, 1, 9, 2, 1, 3, 1, 4]
 # Mean pixel / 255 of all 60,000 MNIST training images (the constant of torchvision's usual Normalize).
 MNIST_TRAIN_MEAN = 0.1307
 
@@ -34,10 +36,10 @@ def test_class_counts_match_first_10k_of_mnist(arrays):
     assert np.bincount(arrays[1], minlength=10).tolist() == FIRST_10K_CLASS_COUNTS
 
 
-def test_first_five_is_mnist_training_image_0(arrays):
+def test_image_0_is_mnist_training_image_0(arrays):
     images, labels = arrays
-    first_five = images[np.flatnonzero(labels == 5)[0]]
-    assert first_five[5].tolist() == TRAIN_IMAGE_0_ROW_5
+    assert labels[0] == 5
+    assert images[0, 5].tolist() == TRAIN_IMAGE_0_ROW_5
 
 
 def test_mean_pixel_close_to_mnist_mean(arrays):
@@ -47,20 +49,23 @@ def test_mean_pixel_close_to_mnist_mean(arrays):
 
 def test_manifest_declares_order(arrays):
     manifest = read_manifest()
-    assert manifest["order"].startswith(("original", "proportional merge"))
     assert manifest["class_counts"] == FIRST_10K_CLASS_COUNTS
+    exact = manifest["exact_prefix"]
+    assert 10 <= exact <= len(arrays[1])
+    assert manifest["order"].startswith("original" if exact == len(arrays[1]) else "known prefix")
 
 
-def test_order_is_the_declared_one(arrays):
-    labels = arrays[1]
-    if read_manifest()["order"].startswith("original"):
-        assert labels[:10].tolist() == [5, 0, 4, 1, 9, 2, 1, 3, 1, 4]
-    else:
-        # Proportional merge: every prefix holds each digit within one of its share of the whole.
-        counts = np.asarray(FIRST_10K_CLASS_COUNTS)
-        seen = np.cumsum(labels[:, None] == np.arange(10), axis=0)
-        share = np.arange(1, len(labels) + 1)[:, None] * counts / len(labels)
-        assert np.abs(seen - share).max() <= 1.0
+def test_first_labels_are_mnists(arrays):
+    assert arrays[1][:10].tolist() == MNIST_FIRST_LABELS
+
+
+def test_after_exact_prefix_digits_are_spread_by_proportion(arrays):
+    # Every prefix of the merged part holds each digit within one of its share of that part.
+    rest = arrays[1][read_manifest()["exact_prefix"]:]
+    counts = np.bincount(rest, minlength=10)
+    seen = np.cumsum(rest[:, None] == np.arange(10), axis=0)
+    share = np.arange(1, len(rest) + 1)[:, None] * counts / max(len(rest), 1)
+    assert np.abs(seen - share).max(initial=0.0) <= 1.0
 
 
 def test_split_is_first_8000_then_last_2000(arrays):
@@ -75,13 +80,18 @@ def test_split_is_first_8000_then_last_2000(arrays):
     assert 0.0 <= data.x_train.min() and data.x_train.max() <= 1.0
 
 
-def test_held_out_part_has_every_digit(arrays):
-    held_out = np.bincount(arrays[1][TRAIN_COUNT:], minlength=10)
-    expected = np.asarray(FIRST_10K_CLASS_COUNTS) * 0.2
-    if read_manifest()["order"].startswith("original"):
+def test_held_out_part_spreads_digits_proportionally(arrays):
+    labels = arrays[1]
+    exact = read_manifest()["exact_prefix"]
+    held_out = np.bincount(labels[TRAIN_COUNT:], minlength=10)
+    if exact >= TRAIN_COUNT:  # original order: the held-out part is whatever MNIST has there
         assert held_out.min() > 0
-    else:
-        assert np.abs(held_out - expected).max() <= 1.0
+        return
+    # The images after the exact prefix are merged by proportion, so the last 2,000 of them hold each digit's share.
+    remaining = np.asarray(FIRST_10K_CLASS_COUNTS) - np.bincount(labels[:exact], minlength=10)
+    expected = remaining * 2000 / remaining.sum()
+    assert held_out.sum() == 2000
+    assert np.abs(held_out - expected).max() <= 1.0
 
 
 def test_mnist_bundled_name_and_describe():

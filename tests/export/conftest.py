@@ -10,18 +10,26 @@ import numpy as np
 import pytest
 
 from autograd_lab import Variable
-from autograd_lab.export import graph_from_root, graph_to_c, write_c
 from autograd_lab.export import build as b
-
-requires_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a host C compiler (gcc)")
-requires_arm = pytest.mark.skipif(
-    not b.have_tools("arm-none-eabi-gcc", "arm-none-eabi-size", "qemu-system-arm"),
-    reason="needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm",
-)
+from autograd_lab.export import graph_from_root, graph_to_c, write_c
 
 
 @pytest.fixture
-def run_in_c(tmp_path: Path) -> Callable[..., np.ndarray]:
+def gcc() -> None:
+    """Skip when there is no host C compiler (every CI image and course machine has one)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs a host C compiler (gcc)")
+
+
+@pytest.fixture
+def arm_tools() -> None:
+    """Skip when the Cortex-M toolchain or QEMU is missing (CI installs them: see .ci/run)."""
+    if not b.have_tools("arm-none-eabi-gcc", "arm-none-eabi-size", "qemu-system-arm"):
+        pytest.skip("needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm")
+
+
+@pytest.fixture
+def run_in_c(tmp_path: Path, gcc: None) -> Callable[..., np.ndarray]:
     """``run_in_c(build_fn, inputs)``: trace ``build_fn(x)`` at inputs[0]'s shape, generate C, compile it with the
     strict host flags and return its outputs on every input (N, output size), float32."""
 

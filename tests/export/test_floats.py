@@ -11,7 +11,6 @@ from autograd_lab import Parameter, Variable
 from autograd_lab.export import ExportError, graph_from_root
 from autograd_lab.export.floats import f32_literal
 from autograd_lab.ops import AddOp
-from tests.export.conftest import requires_gcc
 
 # 0.51548230441328713 is a double whose float32 rounding needs all nine digits; 1e-8 is far below 1.
 EDGE_VALUES = [0.1, 0.51548230441328713, 1.0, 1e-8, -2.5, 3.4028234663852886e38, 1.401298464324817e-45]
@@ -30,8 +29,7 @@ def test_literals_round_trip_in_python():
         assert np.float32(float(f32_literal(v)[:-1])) == np.float32(v)
 
 
-@requires_gcc
-def test_literals_round_trip_through_the_c_compiler(tmp_path):
+def test_literals_round_trip_through_the_c_compiler(tmp_path, gcc):
     """Compile a program that prints the bits of each literal and compare them with NumPy's float32 rounding."""
     body = "\n".join(f'    f = {f32_literal(v)}; memcpy(&u, &f, 4); printf("%08lx\\n", (unsigned long)u);'
                      for v in EDGE_VALUES)

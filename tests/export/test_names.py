@@ -9,7 +9,6 @@ import numpy as np
 from autograd_lab import Parameter, Variable
 from autograd_lab.export.names import C_KEYWORDS, NameTable, c_identifier
 from autograd_lab.ops import AddOp
-from tests.export.conftest import requires_gcc
 
 NASTY = ["fc1.weight", "fc1_weight", "double", "2nd", "int", "", "é", "__x", "main", "fc1-weight"]
 
@@ -28,7 +27,6 @@ def test_clashing_names_get_distinct_identifiers():
     assert idents[0] == "m_fc1_weight" and idents[1] == "m_fc1_weight_2"
 
 
-@requires_gcc
 def test_clashing_and_keyword_names_compile_and_compute(run_in_c):
     """Constants named 'fc1.weight', 'fc1_weight', 'double' and '2nd' in a model named 'double' (a C keyword)."""
     names = ["fc1.weight", "fc1_weight", "double", "2nd"]

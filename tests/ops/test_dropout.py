@@ -80,7 +80,7 @@ def test_p_outside_0_1_raises(p):
 
 
 def test_mask_must_hold_zeros_and_ones():
-    with pytest.raises(ValueError, match="0 .* or 1"):
+    with pytest.raises(ValueError, match=r"0 .* or 1"):
         DropoutOp(0.5, mask=np.array([0.5, 1.0]))
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -73,7 +73,7 @@ def test_issue_case_tanh_and_sigmoid_saturate_at_plus_minus_1000_without_warning
     assert y.dtype == dtype and g.dtype == dtype
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     x=st.one_of(
         arrays(np.float64, st.integers(1, 8), elements=st.floats(allow_nan=False, allow_infinity=False)),

@@ -116,9 +116,21 @@ def test_bad_labels_raise_a_clear_error(labels, message):
     assert "SoftmaxCrossEntropyOp" in str(info.value) and __file__ in str(info.value)
 
 
-def test_logits_must_be_2d():
+@pytest.mark.parametrize(
+    "label", [np.array(1), np.array([1]), np.array([0.0, 1.0, 0.0])], ids=["0-d", "(1,)", "one-hot"]
+)
+def test_a_single_example_may_be_given_as_1d_logits(label):
+    z = RNG.standard_normal(3)
+    loss_1d, g_1d = ce(z, label)
+    loss_2d, g_2d = ce(z[None], label.reshape(1, -1) if label.size == 3 else label.reshape(1))
+    assert loss_1d.item() == loss_2d.item() and g_1d.shape == (3,)
+    np.testing.assert_array_equal(g_1d, g_2d[0])
+    check_operator(SoftmaxCrossEntropyOp, z, label, wrt=[0])
+
+
+def test_logits_must_be_1d_or_2d():
     with pytest.raises(ShapeError, match=r"logits must have shape \(N, C\)"):
-        SoftmaxCrossEntropyOp()(Variable.from_numpy(np.zeros(3)), Variable.from_numpy([0]))
+        SoftmaxCrossEntropyOp()(Variable.from_numpy(np.zeros((1, 2, 3))), Variable.from_numpy([0]))
 
 
 def test_mse_value_and_gradient():

@@ -14,6 +14,7 @@ from autograd_lab.ops import AddOp, MatMulOp, ReLUOp, SoftmaxCrossEntropyOp
 _NODE = re.compile(r"^\s*(\w+) \[(label=.*)\]$")
 _EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?$")
 
+
 @dataclass
 class Dot:
     """The nodes (id -> attribute text) and edges ((tail, head, attribute text), in file order) of a DOT source."""
@@ -25,10 +26,12 @@ class Dot:
         """(tail, label) of the edges into ``head``, in file order."""
         return [(t, attr(a, "label")) for t, h, a in self.edges if h == head]
 
+
 def attr(attrs: str, key: str) -> str:
     """The value of ``key`` in an attribute list such as ``color="#c00000" penwidth=2.5`` ('' when absent)."""
     m = re.search(rf'(?:^|\s){key}=("(?:[^"\\]|\\.)*"|[^ \]]+)', attrs)
     return "" if m is None else m.group(1).strip('"')
+
 
 def parse_dot(source: str) -> Dot:
     nodes: dict[str, str] = {}
@@ -40,6 +43,7 @@ def parse_dot(source: str) -> Dot:
             nodes[m.group(1)] = m.group(2)
     return Dot(nodes, edges)
 
+
 @dataclass
 class MLP:
     x: Variable
@@ -49,6 +53,7 @@ class MLP:
     W2: Parameter
     b2: Parameter
     loss: Variable
+
 
 def build_mlp(seed: int = 0) -> MLP:
     """A 3-5-2 MLP on a batch of 4, built directly from ops: MatMul, Add, ReLU, MatMul, Add, SoftmaxCrossEntropy."""
@@ -63,6 +68,7 @@ def build_mlp(seed: int = 0) -> MLP:
     loss = SoftmaxCrossEntropyOp()(AddOp()(MatMulOp()(h, W2), b2), labels)
     return MLP(x, labels, W1, b1, W2, b2, loss)
 
+
 def html_label(attrs: str) -> str:
     """The HTML-like label of a node (the text between the outer ``<`` and ``>`` of ``label=<...>``)."""
     start = attrs.index("label=<") + len("label=")
@@ -72,6 +78,7 @@ def html_label(attrs: str) -> str:
         if depth == 0:
             return attrs[start + 1 : i]
     raise ValueError(f"unbalanced label in {attrs!r}")
+
 
 def visible_text(label: str) -> str:
     """The text a reader sees in an HTML-like label: tags dropped, <BR/> as newline, entities decoded."""

@@ -78,8 +78,5 @@ def test_every_op_graph_renders_with_values_and_gradients():
     root, _ = every_op_graph()
     Engine.backward(root, retain_graph=True)
     g = draw_graph(root, topo_numbers=True, legend=True, max_nodes=10_000)
-    svg = g.pipe(format="svg", encoding="utf-8")
-    png = g.pipe(format="png")
-    n_nodes = len(parse_dot(g.source).nodes)
-    assert svg.count('class="node"') == n_nodes
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000
+    svg = g.pipe(format="svg", encoding="utf-8")  # PNG of this wide graph takes seconds; the MLP test renders PNG
+    assert svg.count('class="node"') == len(parse_dot(g.source).nodes)

@@ -136,6 +136,20 @@ def test_nan_and_inf_are_highlighted():
     assert attr(good, "color") != NONFINITE_COLOR
 
 
+def test_a_nonfinite_gradient_is_highlighted():
+    w = Parameter([1.0, 2.0], name="w")
+    w.grad = np.array([0.5, np.inf])
+    dot = parse_dot(draw_graph(w).source)
+    assert attr(dot.nodes["n0"], "color") == NONFINITE_COLOR
+    assert "grad [0.5, inf]" in visible_text(html_label(dot.nodes["n0"]))
+
+
+def test_a_lone_leaf_and_an_empty_array_draw():
+    dot = parse_dot(draw_graph(Variable.from_numpy(np.zeros((0, 3)), name="empty")).source)
+    assert list(dot.nodes) == ["n0"] and not dot.edges
+    assert "(0, 3) float64\ndata []" in visible_text(html_label(dot.nodes["n0"]))
+
+
 def test_topological_numbers_are_kahn_order_and_backward_steps_are_engine_order():
     mlp = build_mlp()
     order = Engine.topo_sort(mlp.loss)
@@ -178,7 +192,7 @@ def test_dot_renders_svg_and_png():
     g = draw_graph(mlp.loss, topo_numbers=True, legend=True)
     svg = g.pipe(format="svg", encoding="utf-8")
     png = g.pipe(format="png")
-    assert svg.lstrip().startswith("<?xml") and svg.count("<g id=\"node") == 18 + 1  # + legend
+    assert svg.lstrip().startswith("<?xml") and svg.count('<g id="node') == 18 + 1  # + legend
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 

@@ -9,3 +9,4 @@ static float al_activate(float v, int act, float slope)
     }
     return v;
 }
+

@@ -21,18 +21,10 @@ static void al_dense_f32(const float *x, const float *w, const float *b, float *
             AL_MAC(a7, xv, w[7]);
             w += 8;
         }
-        if (b != NULL) {
-            a0 += b[j]; a1 += b[j + 1]; a2 += b[j + 2]; a3 += b[j + 3];
-            a4 += b[j + 4]; a5 += b[j + 5]; a6 += b[j + 6]; a7 += b[j + 7];
-        }
-        y[j] = al_activate(a0, act, slope);
-        y[j + 1] = al_activate(a1, act, slope);
-        y[j + 2] = al_activate(a2, act, slope);
-        y[j + 3] = al_activate(a3, act, slope);
-        y[j + 4] = al_activate(a4, act, slope);
-        y[j + 5] = al_activate(a5, act, slope);
-        y[j + 6] = al_activate(a6, act, slope);
-        y[j + 7] = al_activate(a7, act, slope);
+        /* Store the sums as a group first (this lets x86 compilers keep them in two SIMD registers). */
+        y[j] = a0; y[j + 1] = a1; y[j + 2] = a2; y[j + 3] = a3;
+        y[j + 4] = a4; y[j + 5] = a5; y[j + 6] = a6; y[j + 7] = a7;
+        al_bias_activate(y + j, b != NULL ? b + j : NULL, 8, act, slope);
     }
     for (; j < m; ++j) {
         float acc = 0.0f;
@@ -41,9 +33,7 @@ static void al_dense_f32(const float *x, const float *w, const float *b, float *
             AL_MAC(acc, x[p], w[p]);
         }
         w += k;
-        if (b != NULL) {
-            acc += b[j];
-        }
-        y[j] = al_activate(acc, act, slope);
+        y[j] = acc;
+        al_bias_activate(y + j, b != NULL ? b + j : NULL, 1, act, slope);
     }
 }

@@ -1,0 +1,159 @@
+"""``autograd-lab course <step>``: the learner's and the instructor's course commands.
+
+Learners: ``setup`` (copy the release into a git-ignored workspace, never overwriting) and ``progress`` (which
+notebooks pass their visible tests). Instructors, wrapping nbgrader in the course root ``assignments/``:
+``release``, ``collect``, ``autograde``, ``feedback``, ``grades``. See docs/student.md and docs/instructor.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``course`` subcommand (with its own steps) to ``subparsers``."""
+    p = subparsers.add_parser("course", help="course notebooks: workspace, progress, and nbgrader steps",
+                              description=__doc__.split("\n\n", 1)[1])
+    steps = p.add_subparsers(title="steps", dest="step", metavar="<step>")
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+    s = steps.add_parser("setup", help="copy the released notebooks into your workspace (never overwrites)")
+    s.add_argument("workspace", nargs="?", type=Path, default=Path("workspace"),
+                   help="folder to work in (default: workspace/, ignored by git)")
+    s.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="the release (default: notebooks/)")
+    s.set_defaults(func=_setup)
+
+    s = steps.add_parser("progress", help="run your workspace notebooks and show which visible tests pass")
+    s.add_argument("notebooks", nargs="*", help="only these notebooks (file names or stems)")
+    s.add_argument("--workspace", type=Path, default=Path("workspace"), help="default: workspace/")
+    s.add_argument("--timeout", type=int, default=60, help="seconds allowed per cell (default: 60)")
+    s.add_argument("-v", "--verbose", action="store_true", help="list each failing test and its error")
+    s.set_defaults(func=_progress)
+
+    def course_dir_option(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--course-dir", type=Path, default=Path("assignments"),
+                       help="the nbgrader course root holding nbgrader_config.py (default: assignments/)")
+
+    s = steps.add_parser("release", help="generate the student notebooks (nbgrader) into notebooks/")
+    s.add_argument("assignments", nargs="*", help="assignment ids (default: all under source/)")
+    s.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="output folder (default: notebooks/)")
+    course_dir_option(s)
+    s.set_defaults(func=_release)
+
+    s = steps.add_parser("collect", help="take in submissions: students/<id>/<assignment>/*.ipynb, folder or zip")
+    s.add_argument("source", type=Path, help="a folder or .zip holding students/<id>/<assignment>/*.ipynb")
+    s.add_argument("--assignment", action="append", default=[], help="only this assignment (repeatable)")
+    course_dir_option(s)
+    s.set_defaults(func=_collect)
+
+    s = steps.add_parser("autograde", help="grade the collected submissions of an assignment")
+    s.add_argument("assignment")
+    s.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: from the course config)")
+    s.add_argument("--memory-mb", type=int, default=None, help="grading kernel memory cap (default: 3072)")
+    course_dir_option(s)
+    s.set_defaults(func=_autograde)
+
+    s = steps.add_parser("feedback", help="write feedback HTML (hidden tests removed, and checked)")
+    s.add_argument("assignment")
+    course_dir_option(s)
+    s.set_defaults(func=_feedback)
+
+    s = steps.add_parser("grades", help="export all grades to a CSV file")
+    s.add_argument("--output", type=Path, default=Path("grades.csv"), help="default: grades.csv")
+    course_dir_option(s)
+    s.set_defaults(func=_grades)
+    return p
+
+
+def _fail(message: object) -> int:
+    print(f"autograd-lab course: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _setup(args: argparse.Namespace) -> int:
+    from autograd_lab.course.workspace import setup_workspace
+
+    try:
+        result = setup_workspace(args.notebooks, args.workspace)
+    except FileNotFoundError as exc:
+        return _fail(exc)
+    print(result.summary())
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> int:
+    from autograd_lab.course.progress import format_progress, workspace_progress
+
+    try:
+        results = workspace_progress(args.workspace, args.notebooks, timeout=args.timeout)
+    except FileNotFoundError as exc:
+        return _fail(exc)
+    print(format_progress(results, verbose=args.verbose))
+    return 0
+
+
+def _instructor(args: argparse.Namespace) -> Any:
+    from autograd_lab.course import instructor
+
+    if not (args.course_dir / "nbgrader_config.py").is_file():
+        raise instructor.CourseError(f"{args.course_dir} has no nbgrader_config.py; pass --course-dir")
+    return instructor
+
+
+def _release(args: argparse.Namespace) -> int:
+    from autograd_lab.course.instructor import CourseError
+
+    try:
+        written = _instructor(args).release(args.course_dir, args.notebooks, args.assignments)
+    except CourseError as exc:
+        return _fail(exc)
+    print("\n".join(f"released {p}" for p in written))
+    return 0
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from autograd_lab.course.instructor import CourseError
+
+    try:
+        pairs = _instructor(args).collect(args.course_dir, args.source, args.assignment)
+    except CourseError as exc:
+        return _fail(exc)
+    print("\n".join(f"collected {student}/{assignment}" for student, assignment in pairs))
+    return 0
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    from autograd_lab.course.instructor import CourseError
+
+    try:
+        reports = _instructor(args).autograde(args.course_dir, args.assignment, args.timeout, args.memory_mb)
+    except CourseError as exc:
+        return _fail(exc)
+    for report in reports:
+        print(report)
+    return 0
+
+
+def _feedback(args: argparse.Namespace) -> int:
+    from autograd_lab.course.instructor import CourseError
+
+    try:
+        files = _instructor(args).feedback(args.course_dir, args.assignment)
+    except CourseError as exc:
+        return _fail(exc)
+    print(f"wrote {len(files)} feedback files under {args.course_dir / 'feedback'}; no hidden test found in them")
+    return 0
+
+
+def _grades(args: argparse.Namespace) -> int:
+    from autograd_lab.course.instructor import CourseError
+
+    try:
+        path = _instructor(args).export_grades(args.course_dir, args.output)
+    except CourseError as exc:
+        return _fail(exc)
+    print(f"wrote {path}")
+    return 0

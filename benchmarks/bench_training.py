@@ -1,0 +1,320 @@
+"""Training speed, equivalence and memory, measured side by side in one run: ``python benchmarks/bench_training.py``.
+
+Workload (issue 3): MLP 784-128-10, ReLU, batch 64, SGD lr 0.1, float32, one epoch of 60,000 images, one BLAS thread.
+Data: Fashion-MNIST from the Debian package ``dataset-fashion-mnist`` when installed, else random data of that size.
+
+Contenders, each doing the same work per step (forward, loss value, correct count, backward, SGD update) on the same
+batches from the same initial weights:
+  * autograd-lab: ``training.train_epoch`` (the trainer the command line uses);
+  * NumPy: a hand-written forward/backward loop with no graph objects (the lower bound);
+  * PyTorch eager on the CPU, when installed.
+
+Prints the times (best of ``--repeats`` runs, interleaved), the ratios against the targets (≤ 1.15x NumPy,
+≤ 0.6x PyTorch), the largest parameter difference from the NumPy loop after one epoch (≤ 1e-5), the peak RSS growth
+after the first epoch of a multi-epoch run in which the caller keeps every loss Variable (< 5 MB), and the cost and
+allocations of one optimizer step. ``--accuracy`` adds the 10-epoch accuracy runs (Fashion-MNIST ≥ 88%, full MNIST
+≥ 97.8% when its files are available); ``--profile`` prints where autograd-lab's epoch spends its time.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before NumPy is imported: BLAS reads it once, at load time
+
+import argparse
+import cProfile
+import pstats
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autograd_lab import Variable
+from autograd_lab.data import DataError, load_dataset
+from autograd_lab.nn import MLP
+from autograd_lab.optim import SGD
+from autograd_lab.training import evaluate, fit, seeded_generators, train_epoch
+
+SIZES = [784, 128, 10]
+BATCH, LR, SEED = 64, 0.1, 0
+TARGET_NUMPY, TARGET_TORCH, TOL_PARAMS, MAX_GROWTH_MB = 1.15, 0.6, 1e-5, 5.0
+Arrays = list[np.ndarray]
+
+
+def blas_threads() -> str:
+    """Describe the BLAS thread pools (threadpoolctl), to prove the one-thread setting took effect."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed: BLAS threads not verified"
+    pools = [f"{p['internal_api']} {p['num_threads']} thread(s)" for p in threadpool_info() if p["user_api"] == "blas"]
+    return ", ".join(pools) or "no BLAS pool found"
+
+
+def load_data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    try:
+        data = load_dataset("fashion-mnist", download=False)
+        return data.x_train, data.y_train, data.x_test, data.y_test, data.describe()
+    except DataError:
+        rng = np.random.default_rng(SEED)
+        x = rng.random((60_000, 784), dtype=np.float32)
+        y = rng.integers(0, 10, 60_000)
+        return x, y, x[:10_000], y[:10_000], "synthetic data, 60000 random images (Fashion-MNIST not installed)"
+
+
+def batch_order(n: int) -> np.random.Generator:
+    """The generator whose one ``permutation(n)`` call orders the epoch, for every contender."""
+    return np.random.default_rng(SEED + 1)
+
+
+# -- the contenders -----------------------------------------------------------------------------------------------
+def epoch_autograd_lab(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
+    model = MLP(SIZES, rng=0)
+    model.load_state_dict(dict(zip([n for n, _ in model.named_parameters()], init)))
+    train_epoch(model, SGD(model.parameters(), lr=LR), x, y, BATCH, batch_order(len(x)))
+    return [p.numpy() for p in model.parameters()]
+
+
+def epoch_numpy(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
+    """One epoch written out by hand: the same maths as the graph, with no graph."""
+    w1, b1, w2, b2 = (a.copy() for a in init)
+    order = batch_order(len(x)).permutation(len(x))
+    lr = np.float32(LR)
+    total_loss, correct = 0.0, 0
+    for start in range(0, len(x), BATCH):
+        idx = order[start:start + BATCH]
+        xb, yb = x[idx], y[idx]
+        n = len(idx)
+        h = xb @ w1.T
+        h += b1
+        a = np.maximum(h, 0)
+        z = a @ w2.T
+        z += b2
+        correct += int(np.count_nonzero(z.argmax(axis=1) == yb))
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        total_loss += float(np.log(s).sum() - z[np.arange(n), yb].sum()) / n * n
+        e /= s
+        e[np.arange(n), yb] -= 1
+        e /= n
+        gw2 = e.T @ a
+        gb2 = e.sum(axis=0)
+        ga = e @ w2
+        ga *= h > 0
+        gw1 = ga.T @ xb
+        gb1 = ga.sum(axis=0)
+        w1 -= lr * gw1
+        b1 -= lr * gb1
+        w2 -= lr * gw2
+        b2 -= lr * gb2
+    return [w1, b1, w2, b2]
+
+
+def make_epoch_torch() -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+
+    def epoch_torch(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
+        l1, l2 = torch.nn.Linear(784, 128), torch.nn.Linear(128, 10)
+        with torch.no_grad():
+            for p, a in zip([l1.weight, l1.bias, l2.weight, l2.bias], init):
+                p.copy_(torch.from_numpy(a))
+        params = [l1.weight, l1.bias, l2.weight, l2.bias]
+        opt = torch.optim.SGD(params, lr=LR)
+        xt, yt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y))
+        order = torch.from_numpy(batch_order(len(x)).permutation(len(x)))
+        total_loss, correct = 0.0, 0
+        for start in range(0, len(x), BATCH):
+            idx = order[start:start + BATCH]
+            xb, yb = xt[idx], yt[idx]
+            z = l2(torch.relu(l1(xb)))
+            loss = torch.nn.functional.cross_entropy(z, yb)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total_loss += loss.item() * len(idx)
+            correct += int((z.argmax(dim=1) == yb).sum())
+        return [p.detach().numpy().copy() for p in params]
+
+    return epoch_torch
+
+
+# -- measurements -------------------------------------------------------------------------------------------------
+def time_contenders(contenders: dict[str, Callable], x: np.ndarray, y: np.ndarray, init: Arrays,
+                    repeats: int) -> tuple[dict[str, float], dict[str, Arrays]]:
+    best = {name: float("inf") for name in contenders}
+    results: dict[str, Arrays] = {}
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            results[name] = fn(x, y, init)
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best, results
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory_growth(x: np.ndarray, y: np.ndarray, epochs: int) -> list[float]:
+    """Peak RSS (MB) after each epoch of a run in which the caller keeps every loss Variable.
+
+    Run in a fresh process (``--memory-child``), so that the peak is this run's and not an earlier contender's.
+    """
+    model = MLP(SIZES, rng=0)
+    opt = SGD(model.parameters(), lr=LR)
+    kept: list[Variable] = []
+    rng = batch_order(len(x))
+    peaks = []
+    for epoch in range(1, epochs + 1):
+        train_epoch(model, opt, x, y, BATCH, rng, epoch=epoch, callback=lambda e, s, loss: kept.append(loss))
+        peaks.append(peak_rss_mb())
+    print(f"  kept {len(kept)} loss Variables; the last one: {kept[-1]!r}")
+    return peaks
+
+
+def memory_report(epochs: int) -> None:
+    """Run :func:`memory_growth` in a child process and print its result."""
+    child = subprocess.run([sys.executable, __file__, "--memory-child", str(epochs)], capture_output=True, text=True,
+                           check=True)
+    print(child.stdout, end="")
+
+
+def optimizer_step_cost(steps: int = 2000) -> tuple[float, float, int, int]:
+    """Median µs per SGD step (plain and momentum) on 784-128-10, and bytes allocated over 100 steps (tracemalloc)."""
+    model = MLP(SIZES, rng=0)
+    rng = np.random.default_rng(0)
+    for p in model.parameters():
+        p.grad = (rng.standard_normal(p.shape) * 1e-3).astype(np.float32)
+    out = []
+    for kwargs in ({}, {"momentum": 0.9}):
+        opt = SGD(model.parameters(), lr=1e-3, **kwargs)
+        opt.step()
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+        out.append(float(np.median(times)) * 1e6)
+    allocs = []
+    for kwargs in ({}, {"momentum": 0.9}):
+        opt = SGD(model.parameters(), lr=1e-3, **kwargs)
+        opt.step()
+        tracemalloc.start()
+        for _ in range(100):
+            opt.step()
+        allocs.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    return out[0], out[1], allocs[0], allocs[1]
+
+
+def accuracy_runs() -> None:
+    """10 epochs on the full data sets (the issue's accuracy goals), with the trainer's defaults otherwise."""
+    goals = {"fashion-mnist": 0.88, "mnist": 0.978}
+    for name, goal in goals.items():
+        try:
+            data = load_dataset(name, download=False)
+        except DataError as exc:
+            print(f"  {name}: SKIPPED (not available here: {str(exc).splitlines()[0]})")
+            continue
+        if data.source == "bundled":
+            print(f"  {name}: SKIPPED (only the bundled subset is available, not the full set)")
+            continue
+        init_rng, order_rng = seeded_generators(SEED)
+        model = MLP([784, 256, 10], rng=init_rng)
+        opt = SGD(model.parameters(), lr=0.05, momentum=0.9)
+        start = time.perf_counter()
+        fit(model, opt, data.x_train, data.y_train, epochs=10, batch_size=BATCH, rng=order_rng,
+            augment_shift=1 if name == "mnist" else 0)
+        _, acc = evaluate(model, data.x_test, data.y_test)
+        verdict = "PASS" if acc >= goal else "MISS"
+        print(f"  {name} ({data.source}): test accuracy {acc:.2%} after 10 epochs, goal >= {goal:.1%}: {verdict} "
+              f"({time.perf_counter() - start:.0f} s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per contender (best is kept)")
+    parser.add_argument("--memory-epochs", type=int, default=10, help="epochs of the memory run")
+    parser.add_argument("--accuracy", action="store_true", help="also run the 10-epoch accuracy goals (minutes)")
+    parser.add_argument("--profile", action="store_true", help="profile one autograd-lab epoch")
+    parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.memory_child:
+        x, y, _, _, _ = load_data()
+        peaks = memory_growth(x, y, args.memory_child)
+        growth = peaks[-1] - peaks[0]
+        print(f"  peak RSS after each epoch (MB): {', '.join(f'{p:.1f}' for p in peaks)}")
+        print(f"  growth after the first epoch: {growth:.2f} MB (limit {MAX_GROWTH_MB}): "
+              f"{'PASS' if growth < MAX_GROWTH_MB else 'FAIL'}")
+        return 0
+
+    print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; BLAS: {blas_threads()}; NumPy {np.__version__}")
+    x, y, _, _, source = load_data()
+    print(f"data: {source}")
+    print(f"workload: MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, SGD lr {LR}, float32, one epoch of "
+          f"{len(x)} images; each loop also computes the loss value and the correct count")
+    init = [p.numpy() for p in MLP(SIZES, rng=SEED).parameters()]
+
+    contenders: dict[str, Callable] = {"autograd-lab": epoch_autograd_lab, "numpy": epoch_numpy}
+    epoch_torch = make_epoch_torch()
+    if epoch_torch is not None:
+        contenders["pytorch"] = epoch_torch
+    best, results = time_contenders(contenders, x, y, init, args.repeats)
+    print(f"\ntime per epoch (best of {args.repeats}, interleaved):")
+    for name, seconds in best.items():
+        print(f"  {name:13s} {seconds:6.3f} s")
+    ratio_np = best["autograd-lab"] / best["numpy"]
+    print(f"  autograd-lab / numpy   = {ratio_np:.3f}  (target <= {TARGET_NUMPY}): "
+          f"{'PASS' if ratio_np <= TARGET_NUMPY else 'MISS'}")
+    if "pytorch" in best:
+        ratio_t = best["autograd-lab"] / best["pytorch"]
+        print(f"  autograd-lab / pytorch = {ratio_t:.3f}  (target <= {TARGET_TORCH}): "
+              f"{'PASS' if ratio_t <= TARGET_TORCH else 'MISS'}")
+    else:
+        print("  pytorch: SKIPPED (not installed; pip install torch==2.13.0 for the CPU build)")
+
+    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(results["autograd-lab"], results["numpy"]))
+    print(f"\nparameters after one epoch, max |autograd-lab - numpy| = {diff:.2e} (tolerance {TOL_PARAMS}): "
+          f"{'PASS' if diff <= TOL_PARAMS else 'FAIL'}")
+    if "pytorch" in results:
+        diff_t = max(float(np.max(np.abs(a - b))) for a, b in zip(results["autograd-lab"], results["pytorch"]))
+        print(f"parameters after one epoch, max |autograd-lab - pytorch| = {diff_t:.2e}")
+
+    print(f"\nmemory: {args.memory_epochs} epochs in a fresh process, the caller keeping every loss Variable")
+    memory_report(args.memory_epochs)
+
+    plain, momentum, alloc_plain, alloc_momentum = optimizer_step_cost()
+    param_bytes = sum(p.nbytes for p in init)
+    print(f"\noptimizer step on {param_bytes / 1024:.0f} KB of parameters: SGD {plain:.1f} us, "
+          f"SGD+momentum {momentum:.1f} us (median); peak bytes allocated over 100 steps: "
+          f"{alloc_plain} and {alloc_momentum} (no parameter-sized temporaries)")
+
+    if args.accuracy:
+        print("\naccuracy (MLP 784-256-10, SGD lr 0.05 momentum 0.9, batch 64, 10 epochs):")
+        accuracy_runs()
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        epoch_autograd_lab(x, y, init)
+        profiler.disable()
+        print("\nprofile of one autograd-lab epoch (top 20 by own time):")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

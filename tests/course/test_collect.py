@@ -1,0 +1,68 @@
+"""`course collect`: submissions in students/<id>/<assignment>/*.ipynb, from a folder or zip; bad layouts are named."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograd_lab.course.instructor import CourseError, collect
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    root = tmp_path / "course"
+    (root / "source" / "01_graphs").mkdir(parents=True)
+    return root
+
+
+def make_zip(path: Path, entries: dict[str, str]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in entries.items():
+            z.writestr(name, text)
+    return path
+
+
+def test_zip_submissions_land_in_submitted(course: Path, tmp_path: Path) -> None:
+    z = make_zip(tmp_path / "subs.zip", {"students/ada/01_graphs/01_graphs.ipynb": "{}",
+                                         "students/bob/01_graphs/01_graphs.ipynb": "{}"})
+    assert collect(course, z) == [("ada", "01_graphs"), ("bob", "01_graphs")]
+    assert (course / "submitted" / "ada" / "01_graphs" / "01_graphs.ipynb").read_text() == "{}"
+
+
+def test_folder_submissions_replace_an_earlier_collection(course: Path, tmp_path: Path) -> None:
+    nb = tmp_path / "in" / "students" / "ada" / "01_graphs" / "01_graphs.ipynb"
+    nb.parent.mkdir(parents=True)
+    old = course / "submitted" / "ada" / "01_graphs" / "stale.ipynb"
+    old.parent.mkdir(parents=True)
+    old.write_text("old")
+    nb.write_text("new")
+    collect(course, tmp_path / "in")
+    assert not old.exists()
+    assert (course / "submitted" / "ada" / "01_graphs" / "01_graphs.ipynb").read_text() == "new"
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ("students/ada/01_graphs.ipynb", "bad entry 'students/ada/01_graphs.ipynb'"),
+        ("students/ada/01_graphs/notes.txt", "bad entry 'students/ada/01_graphs/notes.txt'"),
+        ("students/ada/99_unknown/99_unknown.ipynb", "unknown assignment '99_unknown'"),
+        ("students/a b/01_graphs/01_graphs.ipynb", "student id 'a b'"),
+        ("students/../../evil/01_graphs/x.ipynb", "absolute or '..' paths are refused"),
+    ],
+)
+def test_malformed_zip_names_the_bad_entry(course: Path, tmp_path: Path, entry: str, complaint: str) -> None:
+    z = make_zip(tmp_path / "subs.zip", {"students/ok/01_graphs/01_graphs.ipynb": "{}", entry: "{}"})
+    with pytest.raises(CourseError, match=complaint.replace(".", r"\.").replace("?", r"\?")):
+        collect(course, z)
+    assert not (course / "submitted").exists()  # nothing half-collected
+
+
+def test_zip_without_students_folder_and_non_zip_file_are_refused(course: Path, tmp_path: Path) -> None:
+    with pytest.raises(CourseError, match="no top-level 'students/' folder"):
+        collect(course, make_zip(tmp_path / "flat.zip", {"ada.ipynb": "{}"}))
+    (tmp_path / "bad.zip").write_text("not a zip")
+    with pytest.raises(CourseError, match="not a readable zip file"):
+        collect(course, tmp_path / "bad.zip")

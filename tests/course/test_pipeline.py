@@ -1,0 +1,118 @@
+"""The autograding pipeline end to end: release, collect a zip of damaged submissions, autograde, feedback, CSV.
+
+Runs the real course configuration (assignments/nbgrader_config.py) on the small fixture assignment
+(tests/course/fixtures: AddOp worth 2 + 3 points, sum_of_squares worth 1), with a short per-cell timeout and a
+small kernel memory cap so that the infinite loop and the memory hog cost seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograd_lab.course import instructor
+from autograd_lab.course.diagnose import SubmissionReport
+
+from .conftest import FIXTURE_SOURCE, copy_course
+from .submissions import CASES, write_batch
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = "90_fixture"
+MAX = 6.0
+TIMEOUT_S = 8
+MEMORY_MB = 1200  # a kernel with the course imports maps ~0.9 GB; the hog fails after ~0.3 GB more
+
+# case -> (points, a pattern the message must contain)
+EXPECTED: dict[str, tuple[float, str]] = {
+    "full": (6, r"^all tests passed$"),
+    "blank": (0, r"add_op_forward_test \(2 points\) failed: the exercise is not answered yet"),
+    "malformed_json": (0, r"is not valid notebook JSON .*the score is 0"),
+    "duplicate_id": (6, r"cell id 'add_op_forward_test' appears 2 times; only the last copy was graded and its "
+                        r"points count once"),
+    "deleted_test": (6, r"cell 'add_op_backward_test' was deleted; it was restored from the release"),
+    "edited_locked_test": (0, r"read-only cell 'add_op_forward_test' was edited; the original was restored"),
+    "deleted_setup": (6, r"cell 'setup' was deleted; it was restored from the release"),
+    "infinite_loop": (1, r"add_op_code: the cell ran past the time limit and was interrupted.*"
+                         r"add_op_forward_test \(2 points\) failed: NameError"),
+    "kernel_death": (0, r"the kernel died while running it.*the score is 0"),
+    "memory_hog": (5, r"sum_of_squares_test \(1 points\) failed: the cell ran out of the memory allowed"),
+    "imports_reference": (1, r"add_op_forward_test \(2 points\) failed: NotOwnCodeError: No points for AddOp: it is "
+                             r"the reference autograd_lab\.ops\.arithmetic\.AddOp imported from autograd_lab"),
+    "subclasses_reference": (1, r"NotOwnCodeError: No points for AddOp: it subclasses "
+                                r"autograd_lab\.ops\.arithmetic\.AddOp"),
+    "huge_output": (6, r"printed output was too long and was truncated"),
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("pipeline")
+    course = copy_course(tmp / "course", FIXTURE_SOURCE)
+    instructor.release(course, tmp / "notebooks")
+    write_batch(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", tmp / "subs", ASSIGNMENT)
+    archive = tmp / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in sorted((tmp / "subs").rglob("*.ipynb")):
+            z.write(path, path.relative_to(tmp / "subs").as_posix())
+    collected = instructor.collect(course, archive)
+    reports = instructor.autograde(course, ASSIGNMENT, timeout=TIMEOUT_S, memory_mb=MEMORY_MB)
+    feedback = instructor.feedback(course, ASSIGNMENT)
+    grades = instructor.export_grades(course, tmp / "grades.csv")
+    return {"course": course, "collected": collected, "reports": {r.student: r for r in reports},
+            "feedback": feedback, "grades": grades}
+
+
+def test_every_case_was_collected_and_graded(graded: dict) -> None:
+    assert sorted(s for s, _ in graded["collected"]) == sorted(CASES)
+    assert sorted(graded["reports"]) == sorted(CASES)
+    assert set(EXPECTED) == set(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_each_submission_ends_with_a_defined_score_and_a_clear_message(graded: dict, case: str) -> None:
+    report: SubmissionReport = graded["reports"][case]
+    points, pattern = EXPECTED[case]
+    message = "; ".join(report.messages)
+    assert (report.score, report.max_score) == (points, MAX), f"{case}: {report}"
+    assert re.search(pattern, message), f"{case}: message {message!r} lacks {pattern!r}"
+
+
+def test_grades_csv_has_one_row_per_submission_with_the_expected_score(graded: dict) -> None:
+    with open(graded["grades"], newline="") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f)}
+    assert sorted(rows) == sorted(EXPECTED)
+    for case, (points, _) in EXPECTED.items():
+        row = rows[case]
+        assert row["assignment"] == ASSIGNMENT
+        assert float(row["score"]) == points, f"{case}: CSV score {row['score']}, expected {points}"
+        assert float(row["max_score"]) == MAX, f"{case}: CSV max_score {row['max_score']}"
+
+
+def test_feedback_exists_for_every_graded_submission_and_shows_no_hidden_test(graded: dict) -> None:
+    # Submissions whose notebook could not be graded at all (not JSON, dead kernel) get no feedback file.
+    expected = sorted(set(EXPECTED) - {"malformed_json", "kernel_death"})
+    assert sorted(p.parent.parent.name for p in graded["feedback"]) == expected
+    hidden_only = ["checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)",
+                   'assert z.data.shape == (2, 3), "HIDDEN_MARKER_FORWARD broadcasting shape"',
+                   "checks.assert_own_code(sum_of_squares)"]
+    for path in graded["feedback"]:
+        text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+        for line in hidden_only:
+            assert line not in text, f"hidden test line {line!r} leaked into {path}"
+
+
+def test_feedback_keeps_the_own_code_message_for_the_student(graded: dict) -> None:
+    path = next(p for p in graded["feedback"] if p.parent.parent.name == "imports_reference")
+    assert "No points for AddOp: it is the reference" in html.unescape(path.read_text(encoding="utf-8"))
+
+
+def test_huge_output_is_capped_in_the_gradebook_copy(graded: dict) -> None:
+    graded_nb = graded["course"] / "autograded" / "huge_output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert graded_nb.stat().st_size < 400_000  # 3 MB + 1.3 MB were printed

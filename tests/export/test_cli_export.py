@@ -1,0 +1,23 @@
+"""The ``autograd-lab export-c`` command."""
+
+from __future__ import annotations
+
+from autograd_lab.cli import main
+from autograd_lab.nn import MLP
+
+
+def test_export_c_writes_int8_code_and_reports_accuracy(tmp_path, capsys):
+    MLP([784, 16, 10], rng=0).save(tmp_path / "model.npz")
+    status = main(["export-c", str(tmp_path / "model.npz"), "--out", str(tmp_path / "c"), "--name", "fc1.net",
+                   "--int8", "--calibration", "200", "--samples", "2"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "int8 vs float: 2000 test inputs" in out
+    assert {p.name for p in (tmp_path / "c").iterdir()} == {"fc1_net.h", "fc1_net.c", "samples.h"}
+    assert "int fc1_net_predict(const float *input, float *output);" in (tmp_path / "c" / "fc1_net.h").read_text()
+
+
+def test_export_c_reports_a_missing_model_file(tmp_path, capsys):
+    status = main(["export-c", str(tmp_path / "nope.npz"), "--out", str(tmp_path / "c")])
+    assert status == 1
+    assert "nope.npz" in capsys.readouterr().err
