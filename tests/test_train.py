@@ -168,3 +168,19 @@ def test_default_job_reaches_95_percent_on_the_bundled_held_out_part_within_a_mi
     assert result.data.source == "bundled" and len(result.data.y_test) == 2000
     assert result.test_accuracy >= 0.95, f"held-out accuracy {result.test_accuracy:.2%}"
     assert seconds < 60, f"took {seconds:.0f} s"
+
+
+@pytest.mark.slow
+def test_fashion_mnist_reaches_88_percent_within_10_epochs():
+    """Issue 3: full Fashion-MNIST test set ≥ 88% within 10 epochs (MLP 784-256-10, Adam lr 1e-3, batch 64)."""
+    from autograd_lab.data import DataError, load_dataset
+    from autograd_lab.optim import Adam
+
+    try:
+        data = load_dataset("fashion-mnist", download=False)
+    except DataError as exc:
+        pytest.skip(f"Fashion-MNIST is not installed (Debian package dataset-fashion-mnist): {exc}")
+    init_rng, order_rng = seeded_generators(0)
+    model = MLP([784, 256, 10], rng=init_rng)
+    fit(model, Adam(model.parameters(), lr=1e-3), data.x_train, data.y_train, epochs=10, batch_size=64, rng=order_rng)
+    assert evaluate(model, data.x_test, data.y_test)[1] >= 0.88

@@ -210,17 +210,17 @@ class _Emitter:
         return f"({self.ident}_{pool} + {self.plans[t.dtype].offsets[id(t)]})"
 
     def array(self, name: str, values: np.ndarray, comment: str = "") -> str:
-        """Add a ``static const`` array (float32, or uint32 words) and return its identifier."""
+        """Add a ``static const`` array (float32, or uint64 weight words) and return its identifier."""
         ident = self.names.unique(name)
-        flat = values.ravel()
+        flat = values.ravel() if values.dtype == np.uint64 else np.asarray(values, dtype=np.float32).ravel()
         note = f"/* {comment} */\n" if comment else ""
-        if flat.dtype == np.uint32:
-            words = [f"0x{int(v):08x}u" for v in flat]
-            body = ",\n".join("    " + ", ".join(words[i:i + 8]) for i in range(0, len(words), 8))
-            self.constants.append(f"{note}static const uint32_t {ident}[{flat.size}] = {{\n{body}\n}};")
+        if flat.dtype == np.uint64:
+            words = [f"0x{int(v):016x}ull" for v in flat]
+            body = ",\n".join("    " + ", ".join(words[i:i + 4]) for i in range(0, len(words), 4))
+            self.constants.append(f"{note}static const uint64_t {ident}[{flat.size}] = {{\n{body}\n}};")
         else:
             self.constants.append(f"{note}static const float {ident}[{flat.size}] = {{\n{f32_array_body(flat)}\n}};")
-        self.flash_bytes += 4 * flat.size
+        self.flash_bytes += flat.itemsize * flat.size
         return ident
 
     def call(self, s: Step) -> str:

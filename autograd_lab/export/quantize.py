@@ -84,11 +84,13 @@ def _dense_q8(s: Step, xq: Tensor, output: Tensor, s_x: float, kp: int, mp: int,
 
 def pack_words(wq: np.ndarray) -> np.ndarray:
     """Lay int8 weights (mp, kp) out for ``al_dense_q8``: blocks of 4 rows, groups of 4 inputs, one uint32 word per
-    row and group holding the bytes (w0, w2, w1, w3) from the least significant byte up."""
+    row and group holding the bytes (w0, w2, w1, w3) from the least significant byte up, two words to a uint64
+    (the first in the low half)."""
     mp, kp = wq.shape
     blocks = wq.reshape(mp // 4, 4, kp // 4, 4).transpose(0, 2, 1, 3)[..., [0, 2, 1, 3]]
-    b = (blocks.astype(np.int64) & 0xFF).astype(np.uint32)
-    return (b[..., 0] | (b[..., 1] << 8) | (b[..., 2] << 16) | (b[..., 3] << 24)).ravel()
+    b = (blocks.astype(np.int64) & 0xFF).astype(np.uint64)
+    words = (b[..., 0] | (b[..., 1] << 8) | (b[..., 2] << 16) | (b[..., 3] << 24)).ravel()
+    return words[0::2] | (words[1::2] << np.uint64(32))
 
 
 @dataclass

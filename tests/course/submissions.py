@@ -82,12 +82,14 @@ CASES: dict[str, Case] = {
 }
 
 
-def write_batch(release_path: Path, source_path: Path, out_root: Path, assignment: str) -> dict[str, Path]:
-    """Write every case as ``out_root/students/<case>/<assignment>/<notebook>`` and return case -> path."""
+def write_batch(
+    release_path: Path, source_path: Path, out_root: Path, assignment: str, cases: dict[str, Case] | None = None
+) -> dict[str, Path]:
+    """Write every case (default: all of CASES) as ``out_root/students/<case>/<assignment>/<notebook>``."""
     release = nbformat.read(release_path, as_version=4)
     source = nbformat.read(source_path, as_version=4)
     written = {}
-    for name, make in CASES.items():
+    for name, make in (cases or CASES).items():
         path = out_root / "students" / name / assignment / release_path.name
         path.parent.mkdir(parents=True, exist_ok=True)
         result = make(release, source)

@@ -11,7 +11,6 @@ import csv
 import html
 import re
 import zipfile
-from pathlib import Path
 
 import pytest
 

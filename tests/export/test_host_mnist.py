@@ -35,6 +35,13 @@ def test_generated_object_needs_no_allocator_and_no_stdio(tmp_path, gcc):
     assert set(undefined) <= {"expf"}  # sigmoid is the only op here that needs libm
 
 
+def test_int8_object_needs_no_library_function_at_all(tmp_path, gcc, mnist):
+    export_c(MLP([784, 32, 10], rng=0), (1, 784), tmp_path, "m", calibration=mnist.x_train[:100])
+    obj = tmp_path / "m.o"
+    b.run(["gcc", *b.HOST_FLAGS, "-c", str(tmp_path / "m.c"), "-o", str(obj)], "compile")
+    assert b.undefined_symbols(obj) == []
+
+
 def test_int8_mlp_is_small_and_matches_its_numpy_simulation_bit_for_bit(tmp_path, gcc, mnist, trained_mlp):
     gen = export_c(trained_mlp, (1, 784), tmp_path, "q", calibration=mnist.x_train[:500])
     assert gen.flash_bytes <= 110 * 1024 and gen.arena_bytes <= 2048
