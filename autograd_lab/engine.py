@@ -10,6 +10,7 @@ and remove its outgoing edges. Nodes left over at the end lie on a cycle.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -36,16 +37,37 @@ class Engine:
 
     @staticmethod
     def topo_sort(root: Variable) -> list[Variable]:
-        """Return every node that ``root`` depends on, each once: all leaves first, then the internal nodes with
-        every node after its parents, ``root`` last.
+        """Return every node that ``root`` depends on, each once: leaves first, every node after its parents,
+        ``root`` last.
 
-        This is :meth:`backward_order` reversed, with the leaves moved to the front (a leaf has no parents, so any
-        position before its consumers is valid).
+        Kahn's algorithm as in the textbook: a node's in-degree is its number of parents (an input used twice counts
+        twice); all leaves (in-degree 0) start in a first-in first-out queue, so they come first; each emitted node
+        lowers its consumers' counts, and a consumer whose count reaches 0 joins the queue. Iterative and
+        deterministic. :meth:`backward` uses the mirror image, :meth:`backward_order`.
+
+        Raises:
+            GraphReleasedError: if a node on the way was released by an earlier backward.
+            CycleError: if the ``parents`` links form a cycle.
         """
-        order = Engine.backward_order(root)
-        order.reverse()
-        leaves = [node for node in order if node._op is None]
-        return leaves + [node for node in order if node._op is not None]
+        nodes = _reachable(root)
+        indegree = {node: len(node._parents) for node in nodes}
+        consumers: dict[Variable, list[Variable]] = {node: [] for node in nodes}
+        for node in nodes:
+            for parent in node._parents:
+                consumers[parent].append(node)
+        # Leaves in reverse discovery order, which for a forward pass is roughly the order they were used.
+        queue = deque(node for node in reversed(nodes) if not node._parents)
+        order: list[Variable] = []
+        while queue:
+            node = queue.popleft()
+            order.append(node)
+            for consumer in consumers[node]:
+                indegree[consumer] -= 1
+                if indegree[consumer] == 0:
+                    queue.append(consumer)
+        if len(order) != len(nodes):
+            raise _cycle_error(indegree, root)
+        return order
 
     @staticmethod
     def backward_order(root: Variable) -> list[Variable]:
@@ -66,10 +88,7 @@ class Engine:
         while stack:
             node = stack.pop()
             if node._released:
-                raise GraphReleasedError(
-                    f"{node!r} belongs to a graph that an earlier Engine.backward released; build the graph again "
-                    "(run the forward pass), or pass retain_graph=True to the first backward"
-                )
+                raise _released_error(node)
             for parent in node._parents:
                 if parent in consumers:
                     consumers[parent] += 1
@@ -199,6 +218,30 @@ def _accumulate(node: Variable, g: np.ndarray, owned: set[Variable]) -> None:
     else:
         node.grad = node.grad + g
         owned.add(node)
+
+
+def _reachable(root: Variable) -> list[Variable]:
+    """Every node reachable from ``root`` through ``parents``, each once, in breadth-first order."""
+    nodes = [root]
+    seen = {root}
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        i += 1
+        if node._released:
+            raise _released_error(node)
+        for parent in node._parents:
+            if parent not in seen:
+                seen.add(parent)
+                nodes.append(parent)
+    return nodes
+
+
+def _released_error(node: Variable) -> GraphReleasedError:
+    return GraphReleasedError(
+        f"{node!r} belongs to a graph that an earlier Engine.backward released; build the graph again "
+        "(run the forward pass), or pass retain_graph=True to the first backward"
+    )
 
 
 def _cycle_error(consumers: dict[Variable, int], root: Variable) -> CycleError:

@@ -172,8 +172,25 @@ def time_contenders(contenders: dict[str, Callable], x: np.ndarray, y: np.ndarra
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MB (Linux reports ru_maxrss in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident set size (MB) since the last :func:`reset_peak_rss` (Linux VmHWM), else since the start."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def reset_peak_rss() -> bool:
+    """Start a new peak (Linux: writing 5 to /proc/self/clear_refs resets VmHWM); False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def memory_growth(x: np.ndarray, y: np.ndarray, epochs: int) -> list[float]:
@@ -186,6 +203,8 @@ def memory_growth(x: np.ndarray, y: np.ndarray, epochs: int) -> list[float]:
     kept: list[Variable] = []
     rng = batch_order(len(x))
     peaks = []
+    if not reset_peak_rss():
+        print("  (cannot reset the peak RSS here: the peak includes loading the data)")
     for epoch in range(1, epochs + 1):
         train_epoch(model, opt, x, y, BATCH, rng, epoch=epoch, callback=lambda e, s, loss: kept.append(loss))
         peaks.append(peak_rss_mb())

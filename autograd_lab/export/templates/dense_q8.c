@@ -3,7 +3,8 @@
    high half. Weights are int8, four to a 32-bit word, in blocks of 4 rows and groups of 4 inputs: word
    (blk * kp/4 + g) * 4 + r holds row blk*4+r, inputs 4g..4g+3, as bytes (w0, w2, w1, w3) from the least significant
    up, and two consecutive words share one uint64_t (the first in the low half) so that 32-bit cores fetch them with
-   one LDRD. Sign-extending bytes 0 and 2, then bytes 1 and 3, gives the pairs (w0, w1) and (w2, w3) that line up with the activation words.
+   one LDRD. Sign-extending bytes 0 and 2, then bytes 1 and 3, gives the pairs (w0, w1) and (w2, w3) that line up
+   with the activation words.
    On cores with the DSP extension one SXTB16 and one SMLAD then do two multiply-accumulates (ACLE, arm_acle.h). */
 #if defined(__ARM_FEATURE_SIMD32) && (__ARM_FEATURE_SIMD32 == 1)
 #include <arm_acle.h>
