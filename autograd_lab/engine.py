@@ -158,11 +158,9 @@ class Engine:
 
         # A gradient stored as received may be shared with another node; only arrays in `owned` may take `+=`.
         owned = {n for n in order if n._op is None and n.grad is not None and n.grad.flags.writeable}
-        if root.grad is None or root._op is not None:
-            root.grad = seed
-            owned.add(root)
-        else:
-            _accumulate(root, seed, owned)
+        # The root is seeded; a leaf root adds the seed to the gradient it already has.
+        root.grad = seed if root.grad is None or root._op is not None else root.grad + seed
+        owned.add(root)
         for node in order:
             op = node._op
             if op is None:
@@ -207,17 +205,6 @@ class Engine:
                 op._versions = tuple([p._version for p in node._parents])
                 node.grad = None
         return root
-
-
-def _accumulate(node: Variable, g: np.ndarray, owned: set[Variable]) -> None:
-    """``node.grad += g``, without ever writing into an array that another node may share."""
-    if node.grad is None:
-        node.grad = g
-    elif node in owned:
-        node.grad += g
-    else:
-        node.grad = node.grad + g
-        owned.add(node)
 
 
 def _reachable(root: Variable) -> list[Variable]:

@@ -78,6 +78,15 @@ def test_diverging_training_exits_1_with_a_message_naming_the_step(tmp_path, cap
     assert "training stopped: the loss became" in err and "at epoch 1, step" in err and "detect_anomaly" in err
 
 
+def test_detect_anomaly_names_the_operation_that_produced_the_first_inf(tmp_path, capsys):
+    with np.errstate(all="ignore"):
+        status = main(["train", "--dataset", "mnist-bundled", "--epochs", "2", "--lr", "1e9", "--no-progress",
+                       "--no-plots", "--detect-anomaly", "--out", str(tmp_path)])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "detect_anomaly stopped training:" in err and "Op" in err and "inf" in err
+
+
 def test_evaluate_reports_a_missing_or_foreign_file(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "missing.npz")]) == 1
     assert "autograd-lab evaluate: error:" in capsys.readouterr().err

@@ -59,6 +59,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the job; on failure print a one-paragraph reason to stderr and return 1."""
     from autograd_lab.data import DataError
+    from autograd_lab.errors import AnomalyError
     from autograd_lab.training.job import run_training
     from autograd_lab.training.loop import NonFiniteLossError
 
@@ -68,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
         run_training(config)
     except NonFiniteLossError as exc:
         print(f"autograd-lab train: training stopped: {exc}", file=sys.stderr)
+        return 1
+    except AnomalyError as exc:
+        print(f"autograd-lab train: detect_anomaly stopped training: {exc}", file=sys.stderr)
         return 1
     except (DataError, ValueError, OSError) as exc:
         print(f"autograd-lab train: error: {exc}", file=sys.stderr)

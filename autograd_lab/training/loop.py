@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -49,6 +50,15 @@ def seeded_generators(seed: int, count: int = 2) -> list[np.random.Generator]:
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
+def _progress_bar(batches: Iterator[Any], total: int, epoch: int) -> Any:
+    """A tqdm bar over the batches, or None when tqdm (the 'train' extra) is not installed."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(batches, total=total, desc=f"epoch {epoch}", unit="batch", leave=True)
+
+
 def new_history() -> History:
     """An empty history: lists keyed ``epoch``, ``train_loss``, ``train_acc``, ``val_loss``, ``val_acc``."""
     return {"epoch": [], "train_loss": [], "train_acc": [], "val_loss": [], "val_acc": []}
@@ -69,11 +79,8 @@ def train_epoch(model: Module, optimizer: Optimizer, x: np.ndarray, y: np.ndarra
     params = optimizer.params
     n_batches = -(-len(x) // batch_size)
     batches = iterate_minibatches(x, y, batch_size, rng)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(batches, total=n_batches, desc=f"epoch {epoch}", unit="batch", leave=True)
+    bar = _progress_bar(batches, n_batches, epoch) if progress else None
+    if bar is not None:
         batches = bar
     total_loss = 0.0
     correct = 0

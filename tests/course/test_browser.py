@@ -1,0 +1,167 @@
+"""JupyterLab in headless Chromium: notebook 01 of the release opens, runs and renders.
+
+Two copies are served from a temporary folder: the release as a student gets it (errors may appear only in the
+answer cells and the tests that call them: the exercises are not done yet) and the release with the answers filled
+in (no error at all). A screenshot of the answered notebook is saved as /tmp/autograd_lab_browser_01.png.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from .conftest import COURSE, REPO
+from .submissions import full_solution
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+NOTEBOOK = "01_variables_and_graphs"
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+SCREENSHOT = Path("/tmp/autograd_lab_browser_01.png")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("lab")
+    release = REPO / "notebooks" / f"{NOTEBOOK}.ipynb"
+    shutil.copy(release, root / "student.ipynb")
+    answered = full_solution(nbformat.read(release, as_version=4),
+                             nbformat.read(COURSE / "source" / NOTEBOOK / f"{NOTEBOOK}.ipynb", as_version=4))
+    nbformat.write(answered, root / "answered.ipynb")
+    port = free_port()
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.disable_check_xsrf=True", "--LabApp.expose_app_in_browser=True",
+           f"--ServerApp.root_dir={root}"]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", JUPYTER_CONFIG_DIR=str(root / ".jupyter-config"))
+    log = open(root / "lab.log", "w")  # closed in the teardown below
+    server = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert server.poll() is None, (root / "lab.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "JupyterLab did not start within 90 s"
+            time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert CHROMIUM.exists() and CHROMEDRIVER.exists(), "needs the Debian packages chromium and chromium-driver"
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--window-size=1400,1600"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+RUN_ALL = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  await panel.sessionContext.ready;
+  await app.commands.execute('notebook:run-all-cells');
+  const cells = panel.content.model.cells;
+  const deadline = Date.now() + 240000;
+  while (panel.sessionContext.session.kernel.status !== 'idle' || Array.from(cells).some(
+      c => c.type === 'code' && c.executionCount === null && c.sharedModel.getSource().trim() !== '')) {
+    if (Date.now() > deadline) { done({timeout: true}); return; }
+    await new Promise(r => setTimeout(r, 500));
+  }
+  const result = [];
+  Array.from(cells).forEach((c, i) => {
+    if (c.type !== 'code') return;
+    const errors = [];
+    for (let k = 0; k < c.outputs.length; k++) {
+      const o = c.outputs.get(k).toJSON();
+      if (o.output_type === 'error') errors.push(o.ename + ': ' + o.evalue);
+    }
+    const nb = (c.getMetadata ? c.getMetadata('nbgrader') : null) || {};
+    result.push({index: i, grade_id: nb.grade_id || null, solution: !!nb.solution, grade: !!nb.grade, errors});
+  });
+  done({cells: result});
+})().catch(e => done({failure: String(e)}));
+"""
+
+
+def run_all(driver: object, url: str, name: str) -> tuple[list[dict], int]:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(f"{url}/lab/tree/{name}")
+    WebDriverWait(driver, 90).until(ec.presence_of_element_located((By.CSS_SELECTOR, ".jp-Notebook .jp-Cell")))
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script(
+        "const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        "return !!(w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel);"))
+    driver.set_script_timeout(300)
+    result = driver.execute_async_script(RUN_ALL)
+    assert "failure" not in result and not result.get("timeout"), result
+    rendered_errors = len(driver.find_elements(By.CSS_SELECTOR, ".jp-RenderedText[data-mime-type="
+                                                                "'application/vnd.jupyter.stderr'] .ansi-red-fg"))
+    return result["cells"], rendered_errors
+
+
+def test_answered_notebook_runs_in_jupyterlab_without_errors(lab: str, browser: object) -> None:
+    cells, rendered_errors = run_all(browser, lab, "answered.ipynb")
+    assert len(cells) > 5
+    failing = [c for c in cells if c["errors"]]
+    assert not failing, f"cells with errors: {failing}"
+    assert rendered_errors == 0
+    images = browser.execute_script("return document.querySelectorAll('.jp-OutputArea-output svg, "
+                                    ".jp-OutputArea-output img').length;")
+    assert images >= 1, "the drawn computational graph should render as an image"
+    browser.save_screenshot(str(SCREENSHOT))
+    severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+    assert not severe, f"browser console errors: {severe}"
+
+
+def test_student_release_fails_only_where_the_exercises_are(lab: str, browser: object) -> None:
+    cells, _ = run_all(browser, lab, "student.ipynb")
+    exercise_ids = {c["grade_id"] for c in cells if c["solution"] or c["grade"]}
+    assert exercise_ids, "notebook 01 should contain exercises"
+    stray = [c for c in cells if c["errors"] and c["grade_id"] not in exercise_ids]
+    assert not stray, f"errors outside the exercise cells: {stray}"
+    failing_tests = [c for c in cells if c["grade"] and c["errors"]]
+    print(cells)
+    assert failing_tests, "on the untouched release the tests must fail"
