@@ -151,16 +151,21 @@ class Engine:
 
         wanted: set[Variable] | None = None
         if inputs is not None:
+            # A node is wanted when a wanted leaf lies below it; each op learns which inputs need a gradient.
             wanted = set(inputs)
             for node in reversed(order):
-                if node._parents and any([p in wanted for p in node._parents]):
-                    wanted.add(node)
+                parents = node._parents
+                if parents:
+                    needs = tuple([p in wanted for p in parents])
+                    node._op._needs = needs  # type: ignore[union-attr]
+                    if True in needs:
+                        wanted.add(node)
 
-        # A gradient stored as received may be shared with another node; only arrays in `owned` may take `+=`.
-        owned = {n for n in order if n._op is None and n.grad is not None and n.grad.flags.writeable}
+        # A gradient stored as received may be shared with another node, so `+=` only goes into `owned` arrays.
         # The root is seeded; a leaf root adds the seed to the gradient it already has.
-        root.grad = seed if root.grad is None or root._op is not None else root.grad + seed
-        owned.add(root)
+        root.grad = seed if root.grad is None or root._op is not None else np.asarray(root.grad + seed)
+        owned = {root}
+        borrowed_by_leaves: set[Variable] = set()
         for node in order:
             op = node._op
             if op is None:
@@ -172,21 +177,30 @@ class Engine:
                 node._op = None
                 node._parents = []
                 node._released = True
-            if gy is None or (wanted is not None and node not in wanted):
+            if gy is None:
                 continue
-            op._needs = None if wanted is None else tuple([p in wanted for p in parents])
+            if wanted is None:
+                op._needs = None
+            elif node not in wanted:
+                continue
             grads = op._run_backward(gy, parents)
             for parent, g in zip(parents, grads):
                 if g is None:
                     continue
                 if parent.grad is None:
                     parent.grad = g
-                elif parent in owned:
+                    if parent._op is None:
+                        borrowed_by_leaves.add(parent)
+                elif parent in owned or (
+                    # a leaf's gradient from an earlier backward: accumulate into it
+                    parent._op is None and parent not in borrowed_by_leaves and parent.grad.flags.writeable
+                ):
                     parent.grad += g
-                else:
-                    parent.grad = parent.grad + g
                     owned.add(parent)
-        _settle_leaf_grads(order, owned)
+                else:
+                    parent.grad = np.asarray(parent.grad + g)  # 0-d + 0-d gives a NumPy scalar
+                    owned.add(parent)
+        _settle_leaf_grads(borrowed_by_leaves, owned)
 
     @staticmethod
     def forward(root: Variable) -> Variable:
@@ -202,7 +216,7 @@ class Engine:
             op = node._op
             if op is not None:
                 node._data = op._run_forward(tuple([p._data for p in node._parents]))
-                op._versions = tuple([p._version for p in node._parents])
+                op._versions = [p._version for p in node._parents]
                 node.grad = None
         return root
 
@@ -239,13 +253,16 @@ def _cycle_error(consumers: dict[Variable, int], root: Variable) -> CycleError:
     )
 
 
-def _settle_leaf_grads(order: list[Variable], owned: set[Variable]) -> None:
-    """Give every leaf a private, writable gradient array (optimizers and clipping update grads in place)."""
+def _settle_leaf_grads(leaves: set[Variable], owned: set[Variable]) -> None:
+    """Give each leaf a private, writable gradient array (optimizers and clipping update grads in place).
+
+    A gradient stored as received may be read-only, a view, or the very array another leaf got.
+    """
     seen: set[int] = set()
-    for node in order:
-        g = node.grad
-        if g is None or node._op is not None:
+    for leaf in leaves:
+        g = leaf.grad
+        if g is None:
             continue
-        if node not in owned and (not g.flags.writeable or g.base is not None or id(g) in seen):
-            node.grad = g = g.copy()
+        if leaf not in owned and (not g.flags.writeable or g.base is not None or id(g) in seen):
+            leaf.grad = g = g.copy()
         seen.add(id(g))

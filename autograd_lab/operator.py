@@ -38,7 +38,7 @@ class Operator:
 
     inputs: tuple[np.ndarray, ...]
     output: np.ndarray
-    _versions: tuple[int, ...]
+    _versions: list[int]
     # Defaults that a call overrides per instance.
     _needs: tuple[bool, ...] | None = None
     _called: bool = False
@@ -97,7 +97,7 @@ class Operator:
             self.inputs = ()
             del self.output
             return Variable._new(out, None, [])
-        self._versions = tuple([v._version for v in variables])
+        self._versions = [v._version for v in variables]
         return Variable._new(out, self, list(variables))
 
     def _run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -114,7 +114,7 @@ class Operator:
             ) from exc
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        out.flags.writeable = False
+        out.setflags(write=False)
         if Engine.detect_anomaly and not np.isfinite(out).all():
             raise AnomalyError(
                 f"{type(self).__name__} produced {_describe_bad(out)} in its forward value "
@@ -132,7 +132,7 @@ class Operator:
             ShapeError: if the count of gradients or a gradient's shape is wrong (names the op and the input index).
             AnomalyError: under ``detect_anomaly()``, if a gradient holds NaN or inf.
         """
-        if tuple([p._version for p in parents]) != self._versions:
+        if [p._version for p in parents] != self._versions:
             self._raise_modified(parents)
         grads = self.backward(gy)
         if type(grads) is not list or len(grads) != len(parents):

@@ -20,17 +20,22 @@ if TYPE_CHECKING:
     from autograd_lab.operator import Operator
 
 
-def _as_leaf_array(array: Any, where: str) -> np.ndarray:
-    """Copy ``array`` into a read-only floating-point ndarray.
+def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
+    """Turn ``array`` into a read-only floating-point ndarray, by default a private copy.
 
     Floating dtypes are kept; integer and boolean input is converted to float64 (so that integer class labels can
-    still be fed to :class:`~autograd_lab.ops.SoftmaxCrossEntropyOp`). Anything else raises TypeError.
+    still be fed to :class:`~autograd_lab.ops.SoftmaxCrossEntropyOp`). Anything else raises TypeError. With
+    ``copy=False`` a floating ndarray is used as it is and marked read-only, so later writes by the caller fail
+    loudly instead of silently changing the leaf.
     """
-    data = np.array(array, copy=True)
+    data = np.asarray(array)
     kind = data.dtype.kind
-    if kind in "iub":
+    if kind == "f":
+        if copy:
+            data = data.copy()
+    elif kind in "iub":
         data = data.astype(np.float64)
-    elif kind != "f":
+    else:
         raise TypeError(
             f"{where}: expected a real numeric array, got dtype {data.dtype} "
             "(integers and booleans are converted to float64; complex, object and string arrays are not supported)"
@@ -58,8 +63,8 @@ class Variable:
     grad: np.ndarray | None
     name: str | None
 
-    def __init__(self, data: Any, name: str | None = None) -> None:
-        self._data = _as_leaf_array(data, f"{type(self).__name__}({name or ''})")
+    def __init__(self, data: Any, name: str | None = None, *, copy: bool = True) -> None:
+        self._data = _as_leaf_array(data, f"{type(self).__name__}({name or ''})", copy)
         self._op = None
         self._parents = []
         self._released = False
@@ -69,9 +74,19 @@ class Variable:
 
     # -- factories -----------------------------------------------------------------------------------------------
     @classmethod
-    def from_numpy(cls, array: Any, name: str | None = None) -> Variable:
-        """Make a leaf from an array-like (copied; int/bool become float64; read-only). Raises TypeError otherwise."""
-        return cls(array, name=name)
+    def from_numpy(cls, array: Any, name: str | None = None, *, copy: bool = True) -> Variable:
+        """Make a leaf from an array-like: float dtypes kept, int/bool converted to float64, value read-only.
+
+        Args:
+            array: any real array-like, e.g. (N, 784) float32 images.
+            name: an optional label.
+            copy: True (default) stores a private copy, so later changes to ``array`` cannot reach the graph.
+                False uses a floating ndarray as it is and makes it read-only (a mini-batch made for this call).
+
+        Raises:
+            TypeError: for complex, object or string data.
+        """
+        return cls(array, name=name, copy=copy)
 
     @classmethod
     def _new(cls, data: np.ndarray, op: Operator | None, parents: list[Variable]) -> Variable:
@@ -174,6 +189,10 @@ class Parameter(Variable):
     """
 
     __slots__ = ()
+
+    def __init__(self, data: Any, name: str | None = None, *, copy: bool = True) -> None:
+        # A Parameter always owns a private copy: add_ and copy_ write into it.
+        super().__init__(data, name, copy=True)
 
     def add_(self, delta: np.ndarray) -> None:
         """In place ``data += delta`` (no allocation); bumps the version so stale graphs refuse backward.

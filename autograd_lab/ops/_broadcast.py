@@ -21,6 +21,12 @@ def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if grad.shape == shape:
         return grad
     lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1)
-    out = grad.sum(axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape)
+    if lead:
+        # Summing the new leading axes away gives a fresh array (no reshape view, which the engine would copy).
+        grad = grad.sum(axis=tuple(range(lead)))
+        if not shape:
+            return np.asarray(grad)  # a full reduction gives a NumPy scalar
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from autograd_lab.operator import Operator
-from autograd_lab.ops.softmax import log_softmax
 
 
 class SoftmaxCrossEntropyOp(Operator):
@@ -33,7 +32,8 @@ class SoftmaxCrossEntropyOp(Operator):
             in [0, C) (names the op, the shapes and the calling line).
     """
 
-    _log_probs: np.ndarray
+    _probs: np.ndarray
+    _log_probs: np.ndarray | None
     _index_labels: np.ndarray | None
 
     def forward(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -43,36 +43,39 @@ class SoftmaxCrossEntropyOp(Operator):
         if logits.ndim != 2:
             raise ValueError(f"logits must have shape (N, C), got {logits.shape}")
         n, c = logits.shape
-        log_p = log_softmax(logits, axis=1)
-        self._log_probs = log_p
+        # log softmax(z) = z - m - log Σ exp(z - m) with m the row maximum (the log-sum-exp trick).
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        with np.errstate(under="ignore"):
+            exp = np.exp(shifted)
+        total = exp.sum(axis=1, keepdims=True)
+        exp /= total
+        self._probs = exp
+        log_total = np.log(total)
         if labels.shape == (n,):
-            # NaN fails every comparison, so it is caught here too.
-            valid = (labels >= 0) & (labels < c) & (np.floor(labels) == labels)
-            if not valid.all():
-                bad = int(np.flatnonzero(~valid)[0])
-                raise ValueError(f"index labels must be whole numbers in [0, {c}); labels[{bad}] = {labels[bad]}")
-            index = labels.astype(np.intp)
-            self._index_labels = index
-            picked = log_p[np.arange(n), index]
+            self._index_labels = index = _class_indices(labels, c)
+            self._log_probs = None
+            rows = np.arange(n)
+            # -log p[label] = log Σ exp(z - m) - (z - m)[label]
+            loss = (log_total.sum() - shifted[rows, index].sum()) / n
         elif labels.shape == (n, c):
             self._index_labels = None
-            picked = (labels * log_p).sum(axis=1)
+            self._log_probs = log_p = shifted - log_total
+            loss = -(labels * log_p).sum() / n
         else:
             raise ValueError(f"labels must have shape ({n},) (class indices) or ({n}, {c}) (probabilities)")
         # Adding 0.0 turns a loss of -0.0 (a perfect prediction) into 0.0.
-        return np.asarray(-picked.sum() / n + 0.0, dtype=logits.dtype)
+        return np.asarray(loss + 0.0, dtype=logits.dtype)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         logits, labels = self.inputs
-        log_p = self._log_probs
-        n = log_p.shape[0]
+        probs = self._probs
+        n = probs.shape[0]
         scale = gy / n
         g_logits = g_labels = None
         if self.needs_grad(0):
-            with np.errstate(under="ignore"):
-                g_logits = np.exp(log_p)
+            g_logits = probs.copy()
             if self._index_labels is None:
-                g_logits -= labels.reshape(log_p.shape).astype(logits.dtype, copy=False)
+                g_logits -= labels.reshape(probs.shape).astype(logits.dtype, copy=False)
             else:
                 g_logits[np.arange(n), self._index_labels] -= 1
             g_logits *= scale
@@ -81,8 +84,22 @@ class SoftmaxCrossEntropyOp(Operator):
             if self._index_labels is not None:
                 g_labels = np.zeros_like(labels)
             else:
-                g_labels = (-log_p * scale).reshape(labels.shape)
+                assert self._log_probs is not None
+                g_labels = (-self._log_probs * scale).reshape(labels.shape)
         return [g_logits, g_labels]
+
+
+def _class_indices(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """Integer class indices from a label array held as floats; ValueError unless whole numbers in [0, n_classes)."""
+    lowest, highest = labels.min(), labels.max()
+    # NaN fails both comparisons, so it is refused here too.
+    if lowest >= 0 and highest < n_classes:
+        index = labels.astype(np.intp)
+        if (index == labels).all():
+            return index
+    valid = (labels >= 0) & (labels < n_classes) & (np.floor(labels) == labels)
+    bad = int(np.flatnonzero(~valid)[0])
+    raise ValueError(f"index labels must be whole numbers in [0, {n_classes}); labels[{bad}] = {labels[bad]}")
 
 
 class MSELossOp(Operator):

@@ -89,7 +89,7 @@ def train_epoch(model: Module, optimizer: Optimizer, x: np.ndarray, y: np.ndarra
     for step, (xb, yb) in enumerate(batches, start=1):
         if augment_shift:
             xb = random_shift(xb, rng, augment_shift)
-        logits = model(Variable.from_numpy(xb))
+        logits = model(Variable.from_numpy(xb, copy=False))  # a fresh mini-batch: no second copy
         loss = cross_entropy(logits, yb)
         value = float(loss.data)
         if not math.isfinite(value):
