@@ -137,8 +137,8 @@ class Operator:
         grads = self.backward(gy)
         if type(grads) is not list or len(grads) != len(parents):
             grads = self._check_count(grads, parents)
-        for i, p in enumerate(parents):
-            g = grads[i]
+        anomaly = Engine.detect_anomaly
+        for i, g in enumerate(grads):
             if g is None:
                 if self.needs_grad(i):
                     raise ShapeError(
@@ -147,7 +147,7 @@ class Operator:
                 continue
             if type(g) is not np.ndarray:
                 g = grads[i] = np.asarray(g)
-            data = p._data
+            data = parents[i]._data
             if g.shape != data.shape:
                 raise ShapeError(
                     f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
@@ -155,7 +155,7 @@ class Operator:
                 )
             if g.dtype != data.dtype:
                 grads[i] = g.astype(data.dtype)
-            if Engine.detect_anomaly and not np.isfinite(g).all():
+            if anomaly and not np.isfinite(g).all():
                 raise AnomalyError(
                     f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
                     f"{self._where()}"

@@ -158,5 +158,5 @@ def _in_package(value: Any) -> bool:
 
 def _dotted(value: Any) -> str:
     module = getattr(value, "__module__", None)
-    qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", repr(value))
+    qual = str(getattr(value, "__qualname__", None) or getattr(value, "__name__", None) or repr(value))
     return f"{module}.{qual}" if module else qual

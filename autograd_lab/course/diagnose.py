@@ -88,13 +88,13 @@ def _submitted_problems(path: Path, release: Path) -> list[str]:
     if release.is_file():
         original = {grade_id(c): c for c in nbformat.read(release, as_version=4).cells if grade_id(c)}
         submitted = {grade_id(c): c for c in nb.cells if grade_id(c)}
-        for gid, cell in original.items():
-            if gid not in submitted:
-                problems.append(f"cell '{gid}' was deleted; it was restored from the release before grading")
+        for name, cell in original.items():
+            if name not in submitted:
+                problems.append(f"cell '{name}' was deleted; it was restored from the release before grading")
             elif cell.metadata.nbgrader.get("locked") and not cell.metadata.nbgrader.get("solution") and (
-                submitted[gid].source.strip() != cell.source.strip()
+                submitted[name].source.strip() != cell.source.strip()
             ):
-                problems.append(f"read-only cell '{gid}' was edited; the original was restored before grading")
+                problems.append(f"read-only cell '{name}' was edited; the original was restored before grading")
     return problems
 
 

@@ -65,7 +65,7 @@ def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
             continue
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         ran = cell.get("execution_count") is not None or bool(cell.get("outputs"))
-        error = f"{errors[-1].ename}: {errors[-1].evalue}".strip() if errors else (None if ran else "did not run")
+        error = _describe(errors[-1]) if errors else (None if ran else "did not run")
         progress.tests.append(TestResult(meta.get("grade_id", "?"), float(meta.get("points", 0)), error))
     return progress
 
@@ -93,6 +93,12 @@ def format_progress(results: list[NotebookProgress], verbose: bool = False) -> s
             lines += [f"    {t.grade_id}: {_first_line(t.error)}" for t in r.tests if t.error is not None]
     lines.append("Points count visible tests only; the grader also runs hidden tests.")
     return "\n".join(lines)
+
+
+def _describe(error: nbformat.NotebookNode) -> str:
+    if error.ename == "NotImplementedError" and not error.evalue.strip():
+        return "not answered yet (the answer cell still raises NotImplementedError)"
+    return f"{error.ename}: {error.evalue}".strip()
 
 
 def _first_line(text: str | None) -> str:

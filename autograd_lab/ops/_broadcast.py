@@ -26,6 +26,8 @@ def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         grad = grad.sum(axis=tuple(range(lead)))
         if not shape:
             return np.asarray(grad)  # a full reduction gives a NumPy scalar
+        if grad.shape == shape:
+            return grad  # the usual bias case, (N, F) -> (F,): nothing was stretched
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
         grad = grad.sum(axis=stretched, keepdims=True)

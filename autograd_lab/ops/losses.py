@@ -79,7 +79,8 @@ class SoftmaxCrossEntropyOp(Operator):
             else:
                 g_logits[np.arange(n), self._index_labels] -= 1
             g_logits *= scale
-            g_logits = g_logits.reshape(logits.shape)
+            if logits.ndim == 1:
+                g_logits = g_logits.reshape(logits.shape)
         if self.needs_grad(1):
             if self._index_labels is not None:
                 g_labels = np.zeros_like(labels)
@@ -95,7 +96,7 @@ def _class_indices(labels: np.ndarray, n_classes: int) -> np.ndarray:
     # NaN fails both comparisons, so it is refused here too.
     if lowest >= 0 and highest < n_classes:
         index = labels.astype(np.intp)
-        if (index == labels).all():
+        if not np.count_nonzero(index != labels):  # whole numbers (count_nonzero is cheaper than .all() here)
             return index
     valid = (labels >= 0) & (labels < n_classes) & (np.floor(labels) == labels)
     bad = int(np.flatnonzero(~valid)[0])

@@ -35,7 +35,7 @@ def clip_grad_norm(params: Iterable[Parameter], max_norm: float) -> float:
     if not max_norm > 0:
         raise ValueError(f"clip_grad_norm: max_norm must be positive, got {max_norm!r}")
     grads = [(p, p.grad) for p in params if p.grad is not None]
-    total = math.sqrt(sum(float(np.vdot(g, g)) for _, g in grads))
+    total = math.hypot(*(l2_norm(g) for _, g in grads))
     if not math.isfinite(total):
         bad = next(p for p, g in grads if not np.isfinite(g).all())
         raise FloatingPointError(
@@ -49,8 +49,24 @@ def clip_grad_norm(params: Iterable[Parameter], max_norm: float) -> float:
     return total
 
 
+def l2_norm(g: np.ndarray) -> float:
+    """The L2 norm of an array as a Python float, without overflow for large finite values (NaN/inf give inf or NaN).
+
+    The fast path is √(g·g) in g's own dtype; if that overflows (float32 squares pass 3.4e38 already for entries
+    near 1e19), the norm is recomputed as m·‖g/m‖ in float64 with m = max|g|.
+    """
+    squared = float(np.vdot(g, g))
+    if math.isfinite(squared):
+        return math.sqrt(squared)
+    if not np.isfinite(g).all():
+        return squared
+    m = float(np.abs(g).max())
+    scaled = g.astype(np.float64) / m
+    return m * math.sqrt(float(np.vdot(scaled, scaled)))
+
+
 def clip_norm_(grad: np.ndarray, max_norm: float) -> None:
     """Scale one gradient in place so its own L2 norm is at most ``max_norm`` (the seed article's SimpleSGD rule)."""
-    norm = math.sqrt(float(np.vdot(grad, grad)))
+    norm = l2_norm(grad)
     if norm > max_norm:
         grad *= max_norm / norm

@@ -23,7 +23,8 @@ import pytest
 from .conftest import COURSE, REPO
 from .submissions import full_solution
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+# One xdist worker runs the whole module, so the module-scoped fixtures start once.
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("course_browser")]
 
 NOTEBOOK = "01_variables_and_graphs"
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")

@@ -66,3 +66,21 @@ def test_zip_without_students_folder_and_non_zip_file_are_refused(course: Path, 
     (tmp_path / "bad.zip").write_text("not a zip")
     with pytest.raises(CourseError, match="not a readable zip file"):
         collect(course, tmp_path / "bad.zip")
+
+
+def test_cli_collect_reports_the_bad_entry_and_exits_1(course: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from autograd_lab.cli import main
+
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")
+    z = make_zip(tmp_path / "subs.zip", {"students/ada/01_graphs/extra/01_graphs.ipynb": "{}"})
+    assert main(["course", "collect", str(z), "--course-dir", str(course)]) == 1
+    err = capsys.readouterr().err
+    assert "autograd-lab course: error: bad entry 'students/ada/01_graphs/extra/01_graphs.ipynb'" in err
+
+
+def test_cli_without_course_config_says_where_it_looked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autograd_lab.cli import main
+
+    assert main(["course", "grades", "--course-dir", str(tmp_path)]) == 1
+    assert "has no nbgrader_config.py; pass --course-dir" in capsys.readouterr().err

@@ -18,7 +18,8 @@ from autograd_lab.course.sync import check_release_in_sync
 from .conftest import COURSE, REPO, copy_course
 from .submissions import CASES, write_batch
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the whole module, so the module-scoped fixtures start once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_notebooks")]
 
 REPRESENTATIVE = "02_operators"
 ASSIGNMENTS = sorted(p.name for p in (COURSE / "source").iterdir() if p.is_dir())
@@ -53,7 +54,9 @@ def run_nbval() -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval-lax", "--nbval-current-env",
            "--nbval-cell-timeout=120", "--nbval-sanitize-with", str(COURSE / "nbval_sanitize.cfg"),
-           "-n", "2", "--dist", "loadfile", "-o", "addopts=", str(COURSE / "source")]
+           "-o", "addopts=", str(COURSE / "source")]
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # under `pytest -n 2` the other worker already has the 2nd core
+        cmd[-1:-1] = ["-n", "2", "--dist", "loadfile"]
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
 
 

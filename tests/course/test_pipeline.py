@@ -20,7 +20,8 @@ from autograd_lab.course.diagnose import SubmissionReport
 from .conftest import FIXTURE_SOURCE, copy_course
 from .submissions import CASES, write_batch
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the whole module, so the module-scoped fixtures start once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_pipeline")]
 
 ASSIGNMENT = "90_fixture"
 MAX = 6.0

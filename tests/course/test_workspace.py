@@ -29,3 +29,16 @@ def test_setup_copies_new_notebooks_and_keeps_existing_work(tmp_path: Path) -> N
 def test_setup_without_release_names_the_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"no released notebooks .* in .*nowhere"):
         setup_workspace(tmp_path / "nowhere", tmp_path / "ws")
+
+
+def test_cli_setup_prints_new_and_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autograd_lab.cli import main
+
+    release = tmp_path / "notebooks"
+    release.mkdir()
+    (release / "00_a.ipynb").write_text("{}")
+    args = ["course", "setup", str(tmp_path / "ws"), "--notebooks", str(release)]
+    assert main(args) == 0
+    assert "new   00_a.ipynb" in capsys.readouterr().out
+    assert main(args) == 0
+    assert "kept  00_a.ipynb (already there; your work is untouched)" in capsys.readouterr().out

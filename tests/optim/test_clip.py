@@ -66,3 +66,15 @@ def test_matches_torch_clip_grad_norm():
     assert total == pytest.approx(float(t_total), rel=1e-12)
     for p, t in zip(ours, theirs):
         np.testing.assert_allclose(p.grad, t.grad.numpy(), rtol=1e-5)  # torch adds 1e-6 to the norm
+
+
+def test_clip_grad_norm_of_huge_finite_float32_gradients_does_not_overflow():
+    """float32 entries of 1e20 square to inf in float32; the norm must still be exact (found by the 08 notebook)."""
+    a = Parameter(np.zeros(2, np.float32))
+    b = Parameter(np.zeros(2, np.float32))
+    a.grad = np.array([3e20, 0.0], np.float32)
+    b.grad = np.array([0.0, 4e20], np.float32)
+    total = clip_grad_norm([a, b], max_norm=1.0)
+    assert total == pytest.approx(5e20, rel=1e-6)
+    np.testing.assert_allclose(a.grad, [0.6, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(b.grad, [0.0, 0.8], rtol=1e-6)
