@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # One BLAS thread: faster and steadier for the small matrices of this course (see benchmarks/).
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: help setup setup-system setup-python train test test-fast lint bench release check-notebooks clean
+.PHONY: help setup setup-system setup-python train test test-fast lint bench release check-notebooks nbval-twice clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -41,6 +41,17 @@ bench: setup-python  ## speed and memory benchmarks (ratios measured side by sid
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_export.py
+
+release: setup-python  ## regenerate the student notebooks (notebooks/) from assignments/source
+	$(BIN)/autograd-lab course release
+
+check-notebooks: setup-python  ## fail if notebooks/ drifted from assignments/source
+	$(BIN)/python scripts/check_notebooks_in_sync.py
+
+nbval-twice: setup-python  ## every source notebook under nbval, twice, fresh kernels
+	for i in 1 2; do $(BIN)/python -m pytest -p no:cacheprovider -o addopts= --nbval-lax --nbval-current-env \
+	  --nbval-cell-timeout=120 --nbval-sanitize-with assignments/nbval_sanitize.cfg -n 2 --dist loadfile \
+	  assignments/source || exit 1; done
 
 clean:  ## remove build products (keeps .venv and workspace/)
 	rm -rf build runs .pytest_cache .ruff_cache .hypothesis

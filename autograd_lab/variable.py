@@ -20,14 +20,13 @@ if TYPE_CHECKING:
     from autograd_lab.operator import Operator
 
 
-def _as_leaf_array(array: Any, owner: Variable, attr: str = "", copy: bool = True) -> np.ndarray:
+def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
     """Turn ``array`` into a read-only floating-point ndarray, by default a private copy.
 
     Floating dtypes are kept; integer and boolean input is converted to float64 (so that integer class labels can
     still be fed to :class:`~autograd_lab.ops.SoftmaxCrossEntropyOp`). Anything else raises TypeError. With
     ``copy=False`` a floating ndarray is used as it is and marked read-only, so later writes by the caller fail
-    loudly instead of silently changing the leaf. ``owner`` and ``attr`` name the destination in the error message
-    (formatted only when it is raised: a training loop makes two leaves per step).
+    loudly instead of silently changing the leaf.
     """
     data = np.asarray(array)
     kind = data.dtype.kind
@@ -38,7 +37,7 @@ def _as_leaf_array(array: Any, owner: Variable, attr: str = "", copy: bool = Tru
         data = data.astype(np.float64)
     else:
         raise TypeError(
-            f"{type(owner).__name__}({owner.name or ''}){attr}: expected a real numeric array, got dtype {data.dtype} "
+            f"{where}: expected a real numeric array, got dtype {data.dtype} "
             "(integers and booleans are converted to float64; complex, object and string arrays are not supported)"
         )
     data.setflags(write=False)
@@ -65,13 +64,13 @@ class Variable:
     name: str | None
 
     def __init__(self, data: Any, name: str | None = None, *, copy: bool = True) -> None:
-        self.name = name
-        self._data = _as_leaf_array(data, self, copy=copy)
+        self._data = _as_leaf_array(data, f"{type(self).__name__}({name or ''})", copy)
         self._op = None
         self._parents = []
         self._released = False
         self._version = 0
         self.grad = None
+        self.name = name
 
     # -- factories -----------------------------------------------------------------------------------------------
     @classmethod
@@ -141,7 +140,7 @@ class Variable:
                 f"cannot assign .data of a node computed by {type(self._op).__name__}; "
                 "change the leaves and call Engine.forward(root) instead"
             )
-        self._data = _as_leaf_array(value, self, ".data")
+        self._data = _as_leaf_array(value, f"{type(self).__name__}({self.name or ''}).data")
         self._version += 1
 
     @property

@@ -43,8 +43,11 @@ def report_submission(course_dir: Path, student: str, assignment: str, log: str 
     messages: list[str] = []
     release_dir = course_dir / "release" / assignment
     for path in sorted((course_dir / "submitted" / student / assignment).glob("*.ipynb")):
-        messages += _submitted_problems(path, release_dir / path.name)
+        problems = _submitted_problems(path, release_dir / path.name)
+        messages += problems
         graded = course_dir / "autograded" / student / assignment / path.name
+        if any("is not valid notebook JSON" in p or "could not be read" in p for p in problems):
+            continue  # already explained, and nothing was graded
         if not graded.is_file():
             messages.append(f"{path.name}: {_failure_reason(_student_log(log, student))}; no tests were scored, "
                             f"so the score is 0")

@@ -27,8 +27,6 @@ class MatMulOp(Operator):
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
-        if a.ndim >= 2 and b.ndim >= 2:
-            return self._backward_matrices(gy, a, b)
         A = _t(a) if self.transpose_a else a
         B = _t(b) if self.transpose_b else b
         # Promote 1-D operands to matrices so that one rule covers every case, then undo it.
@@ -56,19 +54,6 @@ class MatMulOp(Operator):
                 if B.ndim == 1:
                     gB = gB[..., :, 0]
                 gb = sum_to_shape(gB, B.shape)
-        return [ga, gb]
-
-    def _backward_matrices(self, gy: np.ndarray, a: np.ndarray, b: np.ndarray) -> list[np.ndarray | None]:
-        """The same rule for the common case of two (stacks of) matrices, without the 1-D promotions."""
-        ga = gb = None
-        if self.needs_grad(0):
-            B = b.swapaxes(-1, -2) if self.transpose_b else b
-            ga = np.matmul(B, gy.swapaxes(-1, -2)) if self.transpose_a else np.matmul(gy, B.swapaxes(-1, -2))
-            ga = sum_to_shape(ga, a.shape)
-        if self.needs_grad(1):
-            A = a.swapaxes(-1, -2) if self.transpose_a else a
-            gb = np.matmul(gy.swapaxes(-1, -2), A) if self.transpose_b else np.matmul(A.swapaxes(-1, -2), gy)
-            gb = sum_to_shape(gb, b.shape)
         return [ga, gb]
 
 

@@ -32,7 +32,8 @@ class SoftmaxCrossEntropyOp(Operator):
             in [0, C) (names the op, the shapes and the calling line).
     """
 
-    _probs: np.ndarray
+    _exp: np.ndarray
+    _total: np.ndarray
     _log_probs: np.ndarray | None
     _index_labels: np.ndarray | None
 
@@ -48,8 +49,8 @@ class SoftmaxCrossEntropyOp(Operator):
         with np.errstate(under="ignore"):
             exp = np.exp(shifted)
         total = exp.sum(axis=1, keepdims=True)
-        exp /= total
-        self._probs = exp
+        # softmax(z) = exp / total is needed only for the gradient, so backward forms it (into its own array).
+        self._exp, self._total = exp, total
         log_total = np.log(total)
         if labels.shape == (n,):
             self._index_labels = index = _class_indices(labels, c)
@@ -68,19 +69,17 @@ class SoftmaxCrossEntropyOp(Operator):
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         logits, labels = self.inputs
-        probs = self._probs
-        n = probs.shape[0]
+        n = self._exp.shape[0]
         scale = gy / n
         g_logits = g_labels = None
         if self.needs_grad(0):
-            g_logits = probs.copy()
+            g_logits = self._exp / self._total  # softmax(z), a fresh array the gradient is built in
             if self._index_labels is None:
-                g_logits -= labels.reshape(probs.shape).astype(logits.dtype, copy=False)
+                g_logits -= labels.reshape(g_logits.shape).astype(logits.dtype, copy=False)
             else:
                 g_logits[np.arange(n), self._index_labels] -= 1
             g_logits *= scale
-            if logits.ndim == 1:
-                g_logits = g_logits.reshape(logits.shape)
+            g_logits = g_logits.reshape(logits.shape)
         if self.needs_grad(1):
             if self._index_labels is not None:
                 g_labels = np.zeros_like(labels)
