@@ -2,7 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Two installs: what the training job needs, and everything the tests need (a superset).
+STAMP_TRAIN := $(VENV)/.installed-train
+STAMP  := $(VENV)/.installed-dev
+EXTRAS ?= dev,torch
 # One BLAS thread: faster and steadier for the small matrices of this course (see benchmarks/).
 export OPENBLAS_NUM_THREADS ?= 1
 
@@ -16,22 +19,28 @@ setup: setup-system setup-python  ## install everything the tests need (Debian p
 setup-system:  ## Debian packages: graphviz, arm-none-eabi gcc, QEMU, Fashion-MNIST, Chromium
 	bash scripts/install_system_packages.sh
 
-setup-python: $(STAMP)  ## Python venv in .venv with the pinned dependencies
+setup-python: $(STAMP)  ## Python venv in .venv with everything the tests need (EXTRAS=dev skips PyTorch)
 
-$(STAMP): pyproject.toml constraints.txt
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev,torch]'
+
+$(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(BIN)/pip install -q -c constraints.txt -e '.[$(EXTRAS)]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (autograd-lab)" >/dev/null
+	touch $@ $(STAMP_TRAIN)
+
+$(STAMP_TRAIN): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(BIN)/pip install -q -c constraints.txt -e '.[train]'
 	touch $@
 
-train: setup-python  ## the main job: train the MLP on MNIST (offline: bundled subset) into runs/latest
-	$(BIN)/autograd-lab train --out runs/latest
+train: $(STAMP_TRAIN)  ## the main job: set up, then train the MLP on MNIST (offline: bundled subset) into runs/latest
+	$(BIN)/autograd-lab train --output-dir runs/latest
 
 test: setup  ## set up and run the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-test-fast: setup-python  ## the fast tests only (seconds)
+test-fast: setup-python  ## the fast tests only (about half a minute)
 	$(BIN)/python -m pytest -m "not slow" -q
 
 lint:  ## ruff

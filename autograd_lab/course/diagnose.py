@@ -1,4 +1,4 @@
-"""One score and one plain-language message per autograded submission, and the hidden-test leak check.
+"""One score and one plain-language message per autograded submission (the leak check is in ``leaks``).
 
 nbgrader records scores in its gradebook and explains failures only in its log. :func:`report_submission`
 reads the submitted notebook, the release, the autograded notebook and the gradebook, and says what happened:
@@ -8,7 +8,6 @@ the own-code check, truncated output, and which tests failed.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -17,9 +16,6 @@ from pathlib import Path
 import nbformat
 
 from autograd_lab.course.preprocessors import grade_id
-
-BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
-END_HIDDEN = "### END HIDDEN TESTS"
 
 
 @dataclass
@@ -40,9 +36,40 @@ class SubmissionReport:
 
 def report_submission(course_dir: Path, student: str, assignment: str, log: str = "") -> SubmissionReport:
     """Score (from the gradebook; 0 when grading did not finish) and messages for one submission."""
+    messages = submission_messages(course_dir, student, assignment, log)
+    score, max_score = _gradebook_score(course_dir, student, assignment)
+    if not messages:
+        messages.append("all tests passed" if score == max_score else "some tests failed")
+    return SubmissionReport(student, assignment, score, max_score, messages)
+
+
+def expected_notebooks(course_dir: Path, assignment: str) -> list[str]:
+    """File names of the notebooks an assignment consists of (from its release, else its source folder)."""
+    for stage in ("release", "source"):
+        names = sorted(p.name for p in (course_dir / stage / assignment).glob("*.ipynb"))
+        if names:
+            return names
+    return [f"{assignment}.ipynb"]
+
+
+def submission_messages(course_dir: Path, student: str, assignment: str, log: str = "") -> list[str]:
+    """The problems found in one submission (empty when there is nothing to explain), read from the submitted and
+    autograded notebooks and the autograde ``log``; a notebook that is missing or misnamed is named."""
     messages: list[str] = []
     release_dir = course_dir / "release" / assignment
-    for path in sorted((course_dir / "submitted" / student / assignment).glob("*.ipynb")):
+    expected = expected_notebooks(course_dir, assignment)
+    submitted = sorted((course_dir / "submitted" / student / assignment).glob("*.ipynb"))
+    found = [p.name for p in submitted]
+    for name in expected:
+        if name not in found:
+            others = f" (found {', '.join(found)})" if found else ""
+            messages.append(f"{name} is missing from the submission{others}; expected {name}, with the released "
+                            f"name, so nothing of it was graded and its tests score 0")
+    for path in submitted:
+        if path.name not in expected:
+            messages.append(f"{path.name} is not a notebook of {assignment} (expected {', '.join(expected)}); "
+                            f"it was not graded")
+            continue
         problems = _submitted_problems(path, release_dir / path.name)
         messages += problems
         graded = course_dir / "autograded" / student / assignment / path.name
@@ -53,10 +80,7 @@ def report_submission(course_dir: Path, student: str, assignment: str, log: str 
                             f"so the score is 0")
         else:
             messages += _graded_problems(graded)
-    score, max_score = _gradebook_score(course_dir, student, assignment)
-    if not messages:
-        messages.append("all tests passed" if score == max_score else "some tests failed")
-    return SubmissionReport(student, assignment, score, max_score, messages)
+    return messages
 
 
 def _student_log(log: str, student: str) -> str:
@@ -114,12 +138,17 @@ def _graded_problems(path: Path) -> list[str]:
             if out.output_type == "error" and not (timed_out and out.ename == "KeyboardInterrupt"):
                 what = _explain_error(out.ename, out.evalue)
                 if meta.get("grade"):
-                    problems.append(f"{gid} ({meta.get('points', 0):g} points) failed: {what}")
+                    problems.append(f"{gid} ({_points(meta.get('points', 0))}) failed: {what}")
                 elif out.ename in ("CellTimeoutError", "MemoryError", "DeadKernelError"):
                     problems.append(f"{gid}: {what}")
             elif out.output_type == "stream" and "output truncated by the autograder" in out.text:
                 problems.append(f"{gid}: printed output was too long and was truncated")
     return problems
+
+
+def _points(points: float) -> str:
+    """``1 point``, ``2 points``, ``0.5 points``."""
+    return f"{points:g} point" + ("" if float(points) == 1 else "s")
 
 
 def _explain_error(ename: str, evalue: str) -> str:
@@ -144,29 +173,4 @@ def _gradebook_score(course_dir: Path, student: str, assignment: str) -> tuple[f
         except MissingEntry:
             return 0.0, max_score
         return float(submission.score), float(max_score)
-
-
-def hidden_test_lines(source_dir: Path, min_length: int = 12) -> list[str]:
-    """Lines found only inside hidden-test regions of the notebooks in ``source_dir`` (stripped, long enough
-    to be distinctive): the text that must never reach a student."""
-    hidden: set[str] = set()
-    visible: set[str] = set()
-    for path in source_dir.glob("*.ipynb"):
-        for cell in nbformat.read(path, as_version=4).cells:
-            inside = False
-            for line in cell.source.splitlines():
-                text = line.strip()
-                if BEGIN_HIDDEN in text:
-                    inside = True
-                elif END_HIDDEN in text:
-                    inside = False
-                elif text:
-                    (hidden if inside else visible).add(text)
-    return sorted(line for line in hidden - visible if len(line) >= min_length)
-
-
-def leaked_lines(html_text: str, hidden: list[str]) -> list[str]:
-    """The ``hidden`` lines that appear in ``html_text`` once tags are removed and entities decoded."""
-    text = html.unescape(re.sub(r"<[^>]+>", "", html_text))
-    return [line for line in hidden if line in text]
 

@@ -4,10 +4,12 @@ Each step is one nbgrader call plus the checks nbgrader leaves out:
 
 - :func:`release`: ``generate_assignment`` for each assignment, then copy the student notebooks to ``notebooks/``.
 - :func:`collect`: copy submissions laid out as ``students/<id>/<assignment>/*.ipynb`` (a folder or a zip) into
-  ``submitted/``, refusing a malformed layout with an error that names the bad entry.
+  ``submitted/``, refusing a malformed layout (or a notebook renamed from its released name) with an error that
+  names the bad entry and what was expected.
 - :func:`autograde`: ``autograde`` (a broken submission never stops the batch), then one score and message per
   submission (see :mod:`autograd_lab.course.diagnose`).
-- :func:`feedback`: ``generate_feedback``, then a check that no hidden-test line appears in any feedback file.
+- :func:`feedback`: ``generate_feedback``, then a check that no hidden-test line appears in any feedback file
+  (every file is checked, and all offending files are named).
 - :func:`export_grades`: ``export`` to a CSV file.
 """
 
@@ -24,7 +26,8 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograd_lab.course.diagnose import SubmissionReport, hidden_test_lines, leaked_lines, report_submission
+from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks, report_submission
+from autograd_lab.course.leaks import find_leaks
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SUCCESS = "Success!"
@@ -120,7 +123,8 @@ def collect(course_dir: Path, source: Path, which: Sequence[str] = ()) -> list[t
 
     Raises:
         CourseError: naming the first entry that breaks the layout (wrong depth, not .ipynb, unsafe path,
-            invalid student id, unknown assignment), or an unreadable zip.
+            invalid student id, unknown assignment, a notebook not named like the released one, e.g.
+            ``03_engine.ipynb``), or an unreadable zip.
     """
     known = set(assignments(course_dir))
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,7 +135,7 @@ def collect(course_dir: Path, source: Path, which: Sequence[str] = ()) -> list[t
             root = source
         else:
             raise CourseError(f"no submissions at {source}: expected a folder or a .zip file")
-        pairs = _scan_layout(root, source, known, set(which))
+        pairs = _scan_layout(root, source, known, set(which), course_dir)
         for student, assignment in pairs:
             dest = course_dir / "submitted" / student / assignment
             if dest.exists():
@@ -153,7 +157,9 @@ def _extract_zip(path: Path, dest: Path) -> None:
         archive.extractall(dest)
 
 
-def _scan_layout(root: Path, shown: Path, known: set[str], which: set[str]) -> list[tuple[str, str]]:
+def _scan_layout(
+    root: Path, shown: Path, known: set[str], which: set[str], root_course: Path
+) -> list[tuple[str, str]]:
     expected = "students/<student_id>/<assignment>/<notebook>.ipynb"
     students = root / "students"
     if not students.is_dir():
@@ -173,6 +179,10 @@ def _scan_layout(root: Path, shown: Path, known: set[str], which: set[str]) -> l
         if assignment not in known:
             raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: unknown assignment '{assignment}' "
                               f"(known: {', '.join(sorted(known))})")
+        expected_names = expected_notebooks(root_course, assignment)
+        if parts[3] not in expected_names:
+            raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: expected {' or '.join(expected_names)} "
+                              f"(the released notebook name; the grader finds a notebook only by that name)")
         if (not which or assignment in which) and (student, assignment) not in pairs:
             pairs.append((student, assignment))
     if not pairs:
@@ -208,15 +218,16 @@ def feedback(course_dir: Path, assignment: str) -> list[Path]:
     """Generate feedback HTML and prove it holds no hidden test; returns the feedback files.
 
     Raises:
-        CourseError: if a line of a hidden test from the source notebook appears in a feedback file.
+        CourseError: listing every feedback file that shows a line of a hidden test from the source notebook
+            (lines the student wrote in their own cells are not counted, see :mod:`autograd_lab.course.leaks`).
     """
     run_nbgrader(course_dir, "generate_feedback", assignment, "--force")
-    hidden = hidden_test_lines(course_dir / "source" / assignment)
     files = sorted((course_dir / "feedback").glob(f"*/{assignment}/*.html"))
-    for path in files:
-        leaked = leaked_lines(path.read_text(encoding="utf-8"), hidden)
-        if leaked:
-            raise CourseError(f"hidden test leaked into {path}: {leaked[0]!r}")
+    leaks = find_leaks(course_dir, assignment, files)
+    if leaks:
+        raise CourseError(f"hidden tests leaked into {len(leaks)} of {len(files)} feedback files:\n" + "\n".join(
+            f"  {path}: {lines[0]!r}" + (f" and {len(lines) - 1} more lines" if len(lines) > 1 else "")
+            for path, lines in leaks.items()))
     return files
 
 

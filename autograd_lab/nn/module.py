@@ -9,13 +9,16 @@ inside :func:`autograd_lab.eval_mode`, so dropout is the identity there whatever
 
 Saved files (``model.save(path)``) are plain NumPy ``.npz`` archives: one array per parameter, plus ``__config__``, a
 JSON string holding the class name and the constructor arguments, so ``MLP.load(path)`` rebuilds the model. They load
-with ``allow_pickle=False``: no code runs when a file is opened.
+with ``allow_pickle=False``: no code runs when a file is opened. A file that is not such a model (damaged, edited,
+from elsewhere) raises :class:`ModelFileError`, whose message names the file and the fault.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -143,28 +146,107 @@ class Module:
         """Rebuild a model saved with :meth:`save`: construct ``cls(**config)``, then load the parameters.
 
         Raises:
-            ValueError: if the file has no config, was written by another class or by a newer format.
-            KeyError, ValueError: as :meth:`load_state_dict` when the arrays do not fit the config.
+            FileNotFoundError: if there is no file at ``path`` (other ``OSError``: it cannot be read).
+            ModelFileError: (a ValueError) if the file is not a model this class can load; the message names the file
+                and the fault: not a ``.npz`` archive, empty or truncated, no or damaged config, written by another
+                class or a newer format, a config the constructor refuses, missing or unexpected arrays, wrong
+                shapes, non-numeric or non-finite (NaN/inf) weights.
         """
-        header = read_header(path)
+        header, arrays = read_model_file(path)
         if header["class"] != cls.__name__:
-            raise ValueError(f"{path}: holds a {header['class']}, not a {cls.__name__}")
-        model = cls(**header["config"])
-        with np.load(path, allow_pickle=False) as archive:
-            model.load_state_dict({k: archive[k] for k in archive.files if k != CONFIG_KEY})
+            raise ModelFileError(f"{path}: holds a {header['class']}, not a {cls.__name__}")
+        try:
+            model = cls(**header["config"])
+        except (TypeError, ValueError) as exc:
+            raise ModelFileError(f"{path}: its config {header['config']} does not build a {cls.__name__} ({exc}); "
+                                 f"the file was edited or damaged") from exc
+        for name, value in arrays.items():
+            if not (np.issubdtype(value.dtype, np.floating) or np.issubdtype(value.dtype, np.integer)):
+                raise ModelFileError(f"{path}: array {name!r} holds {value.dtype} values, not numbers")
+            bad = int(np.count_nonzero(~np.isfinite(value)))
+            if bad:
+                raise ModelFileError(f"{path}: parameter {name!r} holds {bad} NaN/inf value(s) of {value.size}; the "
+                                     f"model was probably saved after training diverged")
+        try:
+            model.load_state_dict(arrays)
+        except (KeyError, ValueError) as exc:
+            reason = exc.args[0] if exc.args else exc
+            raise ModelFileError(f"{path}: the arrays do not fit the config {header['config']}: {reason}") from exc
         return model
+
+
+class ModelFileError(ValueError):
+    """A file given to :meth:`Module.load` or :func:`read_header` is not a usable saved model.
+
+    The message starts with the path and says what is wrong with the file. A ValueError, so code that caught
+    ValueError from loading keeps working.
+    """
+
+
+_ZIP_MAGIC = b"PK\x03\x04"
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def read_model_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Read a saved model without building it: its checked JSON header (see :func:`read_header`) and its arrays.
+
+    Raises:
+        FileNotFoundError, OSError: if the file cannot be opened.
+        ModelFileError: if it is not an intact ``.npz`` archive with a valid ``__config__`` entry.
+    """
+    with open(path, "rb") as f:
+        magic = f.read(len(_NPY_MAGIC))
+    if not magic:
+        raise ModelFileError(f"{path}: the file is empty (0 bytes), not a saved model")
+    if magic.startswith(_NPY_MAGIC):
+        raise ModelFileError(f"{path}: a single NumPy .npy array, not a model .npz archive written by Module.save")
+    if not magic.startswith(_ZIP_MAGIC):
+        raise ModelFileError(f"{path}: not a .npz archive (it does not start with the zip signature); model files "
+                             f"are written by Module.save or 'autograd-lab train'")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {k: archive[k] for k in archive.files}
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError) as exc:
+        # Truncation shows as "File is not a zip file" (the central directory at the end is gone), damage inside
+        # as a CRC or array-header error; np.load's own ValueError text talks about pickles, which would mislead.
+        raise ModelFileError(f"{path}: truncated or damaged .npz archive ({type(exc).__name__}: {exc})") from exc
+    if CONFIG_KEY not in arrays:
+        raise ModelFileError(f"{path}: not an autograd-lab model file (no {CONFIG_KEY} entry)")
+    header = _parse_header(path, arrays.pop(CONFIG_KEY))
+    return header, arrays
+
+
+def _parse_header(path: str | os.PathLike[str], entry: np.ndarray) -> dict[str, Any]:
+    """Decode and check the ``__config__`` entry; ModelFileError names what is missing or malformed."""
+    if entry.shape != () or entry.dtype.kind != "U":
+        raise ModelFileError(f"{path}: {CONFIG_KEY} is a {entry.dtype} array of shape {entry.shape}, not a JSON string")
+    try:
+        header = json.loads(str(entry))
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"{path}: {CONFIG_KEY} is not valid JSON ({exc})") from exc
+    if not isinstance(header, dict):
+        raise ModelFileError(f"{path}: {CONFIG_KEY} is a JSON {type(header).__name__}, not an object")
+    missing = [k for k in ("class", "config") if k not in header]
+    if missing:
+        raise ModelFileError(f"{path}: {CONFIG_KEY} lacks the key(s) {missing}")
+    if not isinstance(header["class"], str) or not isinstance(header["config"], dict):
+        raise ModelFileError(f"{path}: {CONFIG_KEY} needs a class name (string) and a config (object), got "
+                             f"{header['class']!r} and {header['config']!r}")
+    version = header.get("format", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ModelFileError(f"{path}: {CONFIG_KEY} has format {version!r}, not an integer")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(f"{path}: model format {version} is newer than this library reads ({FORMAT_VERSION})")
+    if not isinstance(header.setdefault("meta", {}), dict):
+        raise ModelFileError(f"{path}: {CONFIG_KEY} meta is {header['meta']!r}, not an object")
+    return header
 
 
 def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON header of a saved model: ``{"format", "class", "config", "meta"}``.
 
     Raises:
-        ValueError: if the file has no ``__config__`` entry or its format is newer than this library reads.
+        FileNotFoundError, OSError: if the file cannot be opened.
+        ModelFileError: as :func:`read_model_file` (not a model file, damaged, no or malformed config, newer format).
     """
-    with np.load(path, allow_pickle=False) as archive:
-        if CONFIG_KEY not in archive.files:
-            raise ValueError(f"{path}: not an autograd-lab model file (no {CONFIG_KEY} entry)")
-        header = json.loads(str(archive[CONFIG_KEY]))
-    if header.get("format", 0) > FORMAT_VERSION:
-        raise ValueError(f"{path}: model format {header['format']} is newer than this library reads ({FORMAT_VERSION})")
-    return header
+    return read_model_file(path)[0]

@@ -1,5 +1,10 @@
-"""The operator library. Each family lives in its own module; all classes are re-exported here."""
+"""The operator library. Each family lives in its own module; all classes are re-exported here.
 
+``sum_to_shape`` (the gradient of broadcasting, used by every binary op) is importable from here too; ``__all__``
+lists the operator classes only.
+"""
+
+from autograd_lab.ops._broadcast import sum_to_shape as sum_to_shape
 from autograd_lab.ops.arithmetic import AddOp, DivOp, MulOp, NegOp, PowOp, SubOp
 from autograd_lab.ops.dropout import DropoutOp
 from autograd_lab.ops.elementwise import ExpOp, LeakyReLUOp, LogOp, ReLUOp, SigmoidOp, SqrtOp, TanhOp
