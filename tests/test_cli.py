@@ -1,4 +1,4 @@
-"""The ``autograd-lab`` command line: the subcommand registry, ``train`` end to end, ``evaluate``, failures."""
+"""The ``autograd-lab`` command line: the subcommand registry, ``train`` end to end, ``evaluate``, user errors."""
 
 from __future__ import annotations
 
@@ -87,18 +87,167 @@ def test_detect_anomaly_names_the_operation_that_produced_the_first_inf(tmp_path
     assert "detect_anomaly stopped training:" in err and "Op" in err and "inf" in err
 
 
-def test_evaluate_reports_a_missing_or_foreign_file(tmp_path, capsys):
-    assert main(["evaluate", str(tmp_path / "missing.npz")]) == 1
-    assert "autograd-lab evaluate: error:" in capsys.readouterr().err
-    np.savez(tmp_path / "plain.npz", w=np.zeros(2))
-    assert main(["evaluate", str(tmp_path / "plain.npz")]) == 1
-    assert "not an autograd-lab model file" in capsys.readouterr().err
+def bad_model_file(kind: str, tmp_path: Path) -> Path:
+    """A model file broken in one of the ways users meet (the messages are checked in tests/nn/test_model_files.py)."""
+    path = tmp_path / f"{kind}.npz"
+    if kind == "missing":
+        return path
+    if kind == "directory":
+        path.mkdir()
+        return path
+    MLP([784, 8, 10], rng=0).save(path)
+    if kind == "truncated":
+        path.write_bytes(path.read_bytes()[:1000])
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text("not a model\n")
+    else:
+        with np.load(path) as archive:
+            arrays = {k: archive[k] for k in archive.files}
+        if kind == "no-config":
+            del arrays["__config__"]
+        elif kind == "tampered-config":
+            arrays["__config__"] = np.array(str(arrays["__config__"]).replace('"sizes": [784, 8, 10]',
+                                                                             '"sizes": [784, 9, 10]'))
+        elif kind == "nan-weights":
+            arrays["layers.2.bias"] = np.full(10, np.nan, dtype=np.float32)
+        np.savez(path, **arrays)
+    return path
+
+
+#: Each kind of bad model file and words the one-line error must contain.
+BAD_MODEL_FILES = {
+    "missing": "no such file: ",
+    "directory": "is a directory, not a model file",
+    "truncated": "truncated or damaged .npz archive",
+    "empty": "the file is empty (0 bytes)",
+    "text": "not a .npz archive",
+    "no-config": "not an autograd-lab model file (no __config__ entry)",
+    "tampered-config": "'layers.0.weight' has shape (8, 784), the model expects (9, 784)",
+    "nan-weights": "parameter 'layers.2.bias' holds 10 NaN/inf value(s)",
+}
+
+
+@pytest.mark.parametrize("command", ["evaluate", "export-c"])
+@pytest.mark.parametrize("kind", BAD_MODEL_FILES)
+def test_a_bad_model_file_is_a_one_line_usage_error_with_exit_status_2(tmp_path, capsys, command, kind):
+    path = bad_model_file(kind, tmp_path)
+    extra = ["--out", str(tmp_path / "c")] if command == "export-c" else ["--no-download"]
+    assert main([command, str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"autograd-lab {command}: error: ") and str(path) in err
+    assert BAD_MODEL_FILES[kind] in err and err.count("\n") == 1
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_installed_entry_point_prints_no_traceback_for_a_truncated_model(tmp_path):
+    path = bad_model_file("truncated", tmp_path)
+    result = subprocess.run([sys.executable, "-m", "autograd_lab.cli", "evaluate", str(path)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == f"autograd-lab evaluate: error: {path}: truncated or damaged .npz archive " \
+                            "(BadZipFile: File is not a zip file)\n"
+
+
+def test_a_bug_inside_a_subcommand_keeps_its_traceback(tmp_path, monkeypatch):
+    def broken(path):
+        raise RuntimeError("a bug, not a user error")
+
+    monkeypatch.setattr("autograd_lab.cli.evaluate.load_model", broken)
+    with pytest.raises(RuntimeError, match="a bug, not a user error"):
+        main(["evaluate", str(tmp_path / "m.npz")])
 
 
 def test_evaluate_refuses_a_model_of_the_wrong_width(tmp_path, capsys):
     MLP([100, 4, 10], rng=0).save(tmp_path / "m.npz", meta={"dataset": "mnist-bundled"})
-    assert main(["evaluate", str(tmp_path / "m.npz")]) == 1
-    assert "maps 100 inputs to 10 classes" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "m.npz")]) == 2
+    assert "autograd-lab evaluate: error: the model maps 100 inputs to 10 classes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--epochs", "0"], "argument --epochs: must be an integer ≥ 1, got 0"),
+        (["--batch-size", "0"], "argument --batch-size: must be an integer ≥ 1, got 0"),
+        (["--lr", "-1"], "argument --lr/--learning-rate: must be a number in (0, inf), got -1"),
+        (["--lr", "nan"], "argument --lr/--learning-rate: must be a number in (0, inf), got nan"),
+        (["--val-fraction", "1.5"], "argument --val-fraction: must be a number in [0, 1), got 1.5"),
+        (["--dropout", "1.0"], "argument --dropout: must be a number in [0, 1), got 1.0"),
+        (["--hidden", "64", "0"], "argument --hidden: must be an integer ≥ 1, got 0"),
+        (["--momentum", "1"], "argument --momentum: must be a number in [0, 1), got 1"),
+        (["--weight-decay", "-0.1"], "argument --weight-decay: must be a number in [0, inf), got -0.1"),
+        (["--clip-norm", "0"], "argument --clip-norm: must be a number in (0, inf), got 0"),
+        (["--augment-shift", "-1"], "argument --augment-shift: must be an integer ≥ 0, got -1"),
+        (["--seed", "-3"], "argument --seed: must be an integer ≥ 0, got -3"),
+        (["--epochs", "two"], "argument --epochs: must be an integer ≥ 1, got 'two'"),
+    ],
+)
+def test_train_refuses_bad_option_values_before_loading_any_data(monkeypatch, capsys, option, message):
+    def no_data(*args, **kwargs):
+        raise AssertionError("data was loaded before the options were checked")
+
+    monkeypatch.setattr("autograd_lab.training.job.load_dataset", no_data)
+    with pytest.raises(SystemExit) as info:
+        main(["train", *option])
+    assert info.value.code == 2
+    assert f"autograd-lab train: error: {message}\n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"epochs": 0}, "TrainConfig: epochs must be an integer ≥ 1, got 0"),
+        ({"hidden": []}, "TrainConfig: hidden must be a non-empty list of integers ≥ 1, got []"),
+        ({"val_fraction": 1.5}, "TrainConfig: val_fraction must be a number in [0, 1), got 1.5"),
+        ({"lr": -1.0}, "TrainConfig: lr must be a number in (0, inf), got -1.0"),
+        ({"activation": "gelu"}, "TrainConfig: activation must be one of"),
+    ],
+)
+def test_run_training_checks_its_config_before_loading_any_data(monkeypatch, change, message):
+    from autograd_lab.training import job
+
+    def no_data(*args, **kwargs):
+        raise AssertionError("data was loaded before the config was checked")
+
+    monkeypatch.setattr(job, "load_dataset", no_data)
+    with pytest.raises(ValueError) as info:
+        job.run_training(TrainConfig(**change))
+    assert str(info.value).startswith(message)
+
+
+def test_train_help_shows_defaults_only_where_they_inform(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines; compare with single spaces
+    for wrong in ("(default: True)", "(default: False)", "(default: None)"):
+        assert wrong not in out
+    assert "--no-plots skip the PNG plots (default: write them)" in out
+    assert "--no-download never download; without it, the data set is downloaded when no local source has it" in out
+    assert "--epochs EPOCHS passes over the training images (default: 20)" in out
+
+
+def test_export_c_refuses_zero_calibration_images(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["export-c", "model.npz", "--out", str(tmp_path), "--int8", "--calibration", "0"])
+    assert info.value.code == 2
+    assert "autograd-lab export-c: error: argument --calibration: must be an integer ≥ 1, got 0" in \
+        capsys.readouterr().err
+
+
+def test_export_c_says_when_it_changes_the_model_name(tmp_path, capsys):
+    MLP([784, 8, 10], rng=0).save(tmp_path / "m.npz")
+    assert main(["export-c", str(tmp_path / "m.npz"), "--out", str(tmp_path / "c"), "--name", "1bad-name"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("autograd-lab export-c: note: --name '1bad-name' is not a usable C identifier (C names use only "
+                   "letters, digits and _; C names cannot start with a digit); the model is named 't_1bad_name'\n")
+    assert {p.name for p in (tmp_path / "c").iterdir()} == {"t_1bad_name.h", "t_1bad_name.c"}
+
+
+def test_export_c_prints_no_note_for_a_valid_name(tmp_path, capsys):
+    MLP([784, 8, 10], rng=0).save(tmp_path / "m.npz")
+    assert main(["export-c", str(tmp_path / "m.npz"), "--out", str(tmp_path / "c"), "--name", "mnist_fc"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_module_entry_point_runs():

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 import math
 import os
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from autograd_lab import __version__
+
+if TYPE_CHECKING:
+    from autograd_lab.nn import MLP
 
 #: Subcommand modules, in the order ``-h`` lists them.
 SUBCOMMANDS: list[str] = [
@@ -58,7 +61,6 @@ def int_at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be an integer ≥ {low}, got {value}")
         return value
 
-    parse.__name__ = "integer"  # argparse names the type in its own "invalid <name> value" messages
     return parse
 
 
@@ -82,11 +84,10 @@ def float_in(low: float, high: float = math.inf, *, low_open: bool = False, high
             raise argparse.ArgumentTypeError(f"{rule}, got {text}")
         return value
 
-    parse.__name__ = "number"
     return parse
 
 
-def load_model(path: str | os.PathLike[str]) -> Any:
+def load_model(path: str | os.PathLike[str]) -> MLP:
     """``MLP.load(path)`` for a subcommand: a missing, unreadable or damaged file becomes a :class:`UsageError`."""
     from autograd_lab.nn import MLP
     from autograd_lab.nn.module import ModelFileError

@@ -43,7 +43,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     course_dir_option(s)
     s.set_defaults(func=_release)
 
-    s = steps.add_parser("collect", help="take in submissions: students/<id>/<assignment>/*.ipynb, folder or zip")
+    s = steps.add_parser("collect", help="take in submissions: students/<id>/<assignment>/<assignment>.ipynb, "
+                                           "folder or zip")
     s.add_argument("source", type=Path, help="a folder or .zip holding students/<id>/<assignment>/*.ipynb")
     s.add_argument("--assignment", action="append", default=[], help="only this assignment (repeatable)")
     course_dir_option(s)
@@ -144,7 +145,9 @@ def _feedback(args: argparse.Namespace) -> int:
         files = _instructor(args).feedback(args.course_dir, args.assignment)
     except CourseError as exc:
         return _fail(exc)
-    print(f"wrote {len(files)} feedback files under {args.course_dir / 'feedback'}; no hidden test found in them")
+    noun = "feedback file" if len(files) == 1 else "feedback files"
+    print(f"wrote {len(files)} {noun} under {args.course_dir / 'feedback'}; no hidden test found in "
+          f"{'it' if len(files) == 1 else 'them'}")
     return 0
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograd_lab.cli import UsageError, int_at_least, load_model
 from autograd_lab.cli.train import DATASETS
 
 
@@ -23,7 +24,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="data set to score on (default: the one the model was trained on)")
     p.add_argument("--data-dir", default=None, help="directory holding the four IDX files")
     p.add_argument("--no-download", dest="download", action="store_false", default=None, help="never download")
-    p.add_argument("--batch-size", type=int, default=1000, help="images per forward pass")
+    p.add_argument("--batch-size", type=int_at_least(1), default=1000, help="images per forward pass")
     p.add_argument("--output-dir", default=None, help="also write confusion.png and misclassified.png here")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
@@ -31,25 +32,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, score, print; return 1 with a message on stderr when the file or the data cannot be used."""
+    """Load, score, print. A missing or damaged model file, or one that does not fit the data, raises UsageError
+    (exit 2); data that cannot be found returns 1 with a message on stderr."""
     from autograd_lab.data import DataError, load_dataset
-    from autograd_lab.nn import MLP, read_header
+    from autograd_lab.nn import read_header
     from autograd_lab.training.evaluate import evaluate, predict
 
+    model = load_model(args.model)
+    name = args.dataset or read_header(args.model)["meta"].get("dataset", "mnist")
+    log = (lambda message: print(message, file=sys.stderr)) if args.json else print
     try:
-        header = read_header(args.model)
-        model = MLP.load(args.model)
-        name = args.dataset or header.get("meta", {}).get("dataset", "mnist")
-        log = (lambda message: print(message, file=sys.stderr)) if args.json else print
         data = load_dataset(name, args.data_dir, download=args.download, log=log)
-    except (OSError, ValueError, KeyError, DataError) as exc:
+    except (OSError, DataError) as exc:
         print(f"autograd-lab evaluate: error: {exc}", file=sys.stderr)
         return 1
     if data.x_test.shape[1] != model.sizes[0] or len(data.class_names) != model.sizes[-1]:
-        print(f"autograd-lab evaluate: error: the model maps {model.sizes[0]} inputs to {model.sizes[-1]} classes, "
-              f"but {data.name} has {data.x_test.shape[1]} pixels and {len(data.class_names)} classes",
-              file=sys.stderr)
-        return 1
+        raise UsageError(f"the model maps {model.sizes[0]} inputs to {model.sizes[-1]} classes, but {data.name} has "
+                         f"{data.x_test.shape[1]} pixels and {len(data.class_names)} classes")
     loss, acc = evaluate(model, data.x_test, data.y_test, batch_size=args.batch_size)
     result = {"model": str(args.model), "dataset": data.name, "source": data.source, "images": len(data.y_test),
               "loss": loss, "accuracy": acc}

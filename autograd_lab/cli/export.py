@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
+
+from autograd_lab.cli import int_at_least, load_model
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -15,11 +18,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "See docs/mcu.md for building it for a Cortex-M board.")
     p.add_argument("model", type=Path, help="model file (.npz) written by `autograd-lab train`")
     p.add_argument("--out", type=Path, required=True, help="output directory (created if needed)")
-    p.add_argument("--name", default="model", help="C name prefix of the model (default: model)")
+    p.add_argument("--name", default="model",
+                   help="C name prefix of the model (default: model); other characters than letters, digits and _ "
+                        "become _, and a leading digit gets a t_ prefix")
     p.add_argument("--int8", action="store_true", help="quantize the dense layers to int8")
-    p.add_argument("--calibration", type=int, default=1000, metavar="N",
+    p.add_argument("--calibration", type=int_at_least(1), default=1000, metavar="N",
                    help="training images used to calibrate int8 activation scales (default: 1000)")
-    p.add_argument("--samples", type=int, default=0, metavar="N",
+    p.add_argument("--samples", type=int_at_least(0), default=0, metavar="N",
                    help="also write samples.h with N test images for examples/mcu/main.c")
     p.add_argument("--target", choices=["none", "host", "m3", "m4f", "m7"], default="none",
                    help="after writing, compile for this target and report sizes (host: also check the outputs "
@@ -28,19 +33,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Export the model; print sizes and, for int8, the float vs int8 accuracy. Returns the exit status."""
+    """Export the model; print sizes and, for int8, the float vs int8 accuracy. Returns the exit status: 1 when the
+    export or a build fails; a missing or damaged model file raises UsageError (exit 2)."""
     import numpy as np
 
     from autograd_lab.data import load_bundled_mnist
     from autograd_lab.export import ExportError, graph_to_c, trace, write_c
     from autograd_lab.export import build as b
     from autograd_lab.export.lower import lower
+    from autograd_lab.export.names import c_identifier
     from autograd_lab.export.quantize import accuracy_report, quantize_steps
     from autograd_lab.export.simulate import predict
-    from autograd_lab.nn import MLP
 
+    model = load_model(args.model)
+    ident = c_identifier(args.name)
+    if ident != args.name:
+        print(f"autograd-lab export-c: note: --name {args.name!r} is not a usable C identifier "
+              f"({rename_reason(args.name, ident)}); the model is named {ident!r}", file=sys.stderr)
     try:
-        model = MLP.load(args.model)
         graph = trace(model, (1, model.sizes[0]))
         data = load_bundled_mnist()
         calibration = data.x_train[:args.calibration] if args.int8 else None
@@ -64,7 +74,21 @@ def run(args: argparse.Namespace) -> int:
             s = b.model_sizes(args.out, gen.name, args.target, args.out / "build")
             print(f"{args.target}: flash {s.flash} bytes (text {s.text} + data {s.data}), static RAM {s.ram} bytes, "
                   f"stack of {gen.name}_predict {s.stack} bytes")
-    except (ExportError, OSError, ValueError, KeyError) as exc:
-        print(f"autograd-lab export-c: {exc}", file=sys.stderr)
+    except (ExportError, OSError) as exc:
+        print(f"autograd-lab export-c: error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def rename_reason(name: str, ident: str) -> str:
+    """Why ``c_identifier`` changed ``name`` into ``ident`` (C99 §6.4.2: letters, digits and _, no leading digit)."""
+    reasons = []
+    if re.search(r"[^A-Za-z0-9_]", name) or not name:
+        reasons.append("C names use only letters, digits and _")
+    if re.match(r"[_\W]*\d", name):
+        reasons.append("C names cannot start with a digit")
+    if name.startswith("_"):
+        reasons.append("a leading _ is reserved for the C implementation")
+    if ident.endswith("_v") and not name.endswith("_v"):
+        reasons.append("it is a C keyword or a name the generated code already uses")
+    return "; ".join(reasons)

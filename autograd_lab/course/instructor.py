@@ -158,7 +158,7 @@ def _extract_zip(path: Path, dest: Path) -> None:
 
 
 def _scan_layout(
-    root: Path, shown: Path, known: set[str], which: set[str], root_course: Path
+    root: Path, shown: Path, known: set[str], which: set[str], course_dir: Path
 ) -> list[tuple[str, str]]:
     expected = "students/<student_id>/<assignment>/<notebook>.ipynb"
     students = root / "students"
@@ -179,7 +179,7 @@ def _scan_layout(
         if assignment not in known:
             raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: unknown assignment '{assignment}' "
                               f"(known: {', '.join(sorted(known))})")
-        expected_names = expected_notebooks(root_course, assignment)
+        expected_names = expected_notebooks(course_dir, assignment)
         if parts[3] not in expected_names:
             raise CourseError(f"bad entry '{rel.as_posix()}' in {shown}: expected {' or '.join(expected_names)} "
                               f"(the released notebook name; the grader finds a notebook only by that name)")

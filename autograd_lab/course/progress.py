@@ -7,12 +7,21 @@ are those of the visible tests only: the grader also runs hidden tests, so the f
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
+
+# The kernel logs a warning on start about its local TCP sockets being unencrypted, once per notebook; learners can
+# do nothing about it. Its errors are still printed, and the learner's code output goes into the notebook anyway.
+QUIET_KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=ERROR",)
+MESSAGE_LIMIT = 2000  # characters of a failing test's message shown by ``progress -v``
+
+HIDDEN_TESTS_NOTE = ("Points count the visible tests only. Grading also runs hidden tests, including a check that each "
+                     "answer is your own code: an answer imported from autograd_lab passes here but scores 0 there.")
 
 
 @dataclass
@@ -54,7 +63,8 @@ def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
         progress.problem = f"cannot be read as a notebook: {exc}"
         return progress
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            interrupt_on_timeout=True, resources={"metadata": {"path": str(path.parent)}})
+                            interrupt_on_timeout=True, resources={"metadata": {"path": str(path.parent)}},
+                            extra_arguments=list(QUIET_KERNEL_ARGUMENTS))
     try:
         client.execute()
     except DeadKernelError:
@@ -71,12 +81,22 @@ def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
 
 
 def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60) -> list[NotebookProgress]:
-    """Run every ``*.ipynb`` in ``workspace`` (or only ``names``) in name order."""
+    """Run every ``*.ipynb`` in ``workspace`` (or only ``names``: file names or stems) in name order.
+
+    Raises:
+        FileNotFoundError: if the workspace holds no notebook (run setup first), or a name in ``names`` matches none
+            of its notebooks (the message lists the available ones).
+    """
     paths = sorted(workspace.glob("*.ipynb"))
-    if names:
-        paths = [p for p in paths if p.name in names or p.stem in names]
     if not paths:
         raise FileNotFoundError(f"no notebooks to check in {workspace}; run 'autograd-lab course setup' first")
+    if names:
+        unknown = [n for n in names if not any(n in (p.name, p.stem) for p in paths)]
+        if unknown:
+            quoted = ", ".join(f"'{n}'" for n in unknown)
+            raise FileNotFoundError(f"no notebook in {workspace} matches {quoted}; available: "
+                                    f"{', '.join(p.stem for p in paths)}")
+        paths = [p for p in paths if p.name in names or p.stem in names]
     return [run_notebook(p, timeout=timeout) for p in paths]
 
 
@@ -90,8 +110,8 @@ def format_progress(results: list[NotebookProgress], verbose: bool = False) -> s
         if r.problem:
             lines.append(f"    {r.problem}")
         if verbose:
-            lines += [f"    {t.grade_id}: {_first_line(t.error)}" for t in r.tests if t.error is not None]
-    lines.append("Points count visible tests only; the grader also runs hidden tests.")
+            lines += [_failure(t) for t in r.tests if t.error is not None]
+    lines += textwrap.wrap(HIDDEN_TESTS_NOTE, width=100)
     return "\n".join(lines)
 
 
@@ -101,5 +121,12 @@ def _describe(error: nbformat.NotebookNode) -> str:
     return f"{error.ename}: {error.evalue}".strip()
 
 
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0][:150] if (text or "").strip() else ""
+def _failure(test: TestResult) -> str:
+    """The test's id and its whole message (cut only past MESSAGE_LIMIT), each line wrapped and indented."""
+    text = (test.error or "").strip()
+    if len(text) > MESSAGE_LIMIT:
+        text = text[:MESSAGE_LIMIT] + f" ... [{len(text) - MESSAGE_LIMIT} more characters]"
+    body = []
+    for line in text.splitlines():  # short lines stay as they are (printed arrays keep their alignment)
+        body += textwrap.wrap(line, width=100, subsequent_indent="  ") if len(line) > 100 else [line]
+    return "\n".join([f"    {test.grade_id}:"] + [f"        {w}" for w in body])

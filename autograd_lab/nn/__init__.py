@@ -12,7 +12,7 @@ from autograd_lab.nn.init import INITS, he_normal, small_normal, xavier_uniform
 from autograd_lab.nn.linear import Linear
 from autograd_lab.nn.losses import cross_entropy, mse_loss
 from autograd_lab.nn.mlp import MLP
-from autograd_lab.nn.module import Module, read_header
+from autograd_lab.nn.module import ModelFileError, Module, read_header
 from autograd_lab.nn.regularization import Dropout, LayerNorm
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "ModelFileError",
     "Module",
     "ReLU",
     "Sigmoid",

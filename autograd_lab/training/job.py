@@ -19,13 +19,14 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from autograd_lab import __version__
 from autograd_lab.data import Dataset, load_dataset
 from autograd_lab.modes import detect_anomaly
+from autograd_lab.nn.activation import ACTIVATIONS
 from autograd_lab.nn.mlp import MLP
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.optim.optimizer import Optimizer
@@ -62,6 +63,36 @@ class TrainConfig:
     plots: bool = True
     progress: bool = True
     detect_anomaly: bool = False
+
+    def check(self) -> None:
+        """Check every setting before any work is done (no data is loaded, nothing downloaded).
+
+        Raises:
+            ValueError: naming the first setting out of range and its allowed range, e.g.
+                ``"TrainConfig: epochs must be an integer ≥ 1, got 0"``.
+        """
+        def fail(name: str, rule: str) -> NoReturn:
+            raise ValueError(f"TrainConfig: {name} must be {rule}, got {getattr(self, name)!r}")
+
+        for name, low in (("epochs", 1), ("batch_size", 1), ("augment_shift", 0), ("seed", 0)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                fail(name, f"an integer ≥ {low}")
+        if not self.hidden or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in self.hidden):
+            fail("hidden", "a non-empty list of integers ≥ 1")
+        for name in ("val_fraction", "dropout", "momentum"):
+            if not 0 <= getattr(self, name) < 1:
+                fail(name, "a number in [0, 1)")
+        if not 0 < self.lr < math.inf:
+            fail("lr", "a number in (0, inf)")
+        if not 0 <= self.weight_decay < math.inf:
+            fail("weight_decay", "a number in [0, inf)")
+        if self.clip_norm is not None and not 0 < self.clip_norm < math.inf:
+            fail("clip_norm", "None or a number in (0, inf)")
+        if self.optimizer not in OPTIMIZERS:
+            fail("optimizer", f"one of {OPTIMIZERS}")
+        if self.activation not in ACTIVATIONS:
+            fail("activation", f"one of {sorted(ACTIVATIONS)}")
 
 
 @dataclass
@@ -116,8 +147,9 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     Raises:
         DataError: when no source has the data set.
         NonFiniteLossError: when the loss becomes NaN or inf (naming the epoch and step).
-        ValueError: for invalid settings.
+        ValueError: for invalid settings (:meth:`TrainConfig.check`, run before any data is loaded).
     """
+    config.check()
     started = time.perf_counter()
     data = load_dataset(config.dataset, config.data_dir, download=config.download, progressbar=config.progress,
                         log=log)

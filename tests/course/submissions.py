@@ -57,6 +57,15 @@ def _replace(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
     return nb
 
 
+def _insert_after(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
+    i = next(i for i, c in enumerate(nb.cells) if _gid(c) == gid)
+    nb.cells.insert(i + 1, nbformat.v4.new_code_cell(code))
+    return nb
+
+
+# A line a student may well write in a scratch cell of their own that a hidden test of the fixture also holds.
+SHARED_WITH_HIDDEN_TEST = "z = AddOp()(Variable.from_numpy(np.ones((2, 3))), Variable.from_numpy(np.arange(3.0)))"
+
 Case = Callable[[NotebookNode, NotebookNode], NotebookNode | str]
 
 CASES: dict[str, Case] = {
@@ -79,6 +88,8 @@ CASES: dict[str, Case] = {
                                                       "class AddOp(autograd_lab.ops.AddOp):\n    pass"),
     "huge_output": lambda rel, src: _prepend(full_solution(rel, src), "sum_of_squares_code",
                                              "print('x' * 3_000_000)\nfor i in range(200_000):\n    print(i)\n"),
+    "shares_hidden_line": lambda rel, src: _insert_after(full_solution(rel, src), "add_op_code",
+                                                         SHARED_WITH_HIDDEN_TEST + "\nprint(z.data.shape)"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -58,6 +59,28 @@ def test_malformed_zip_names_the_bad_entry(course: Path, tmp_path: Path, entry: 
     with pytest.raises(CourseError, match=complaint.replace(".", r"\.").replace("?", r"\?")):
         collect(course, z)
     assert not (course / "submitted").exists()  # nothing half-collected
+
+
+@pytest.mark.parametrize("name", ["wrongname.ipynb", "01_Graphs.ipynb", "01_graphs (1).ipynb"])
+def test_a_notebook_not_named_like_the_release_is_refused_naming_the_expected_name(
+    course: Path, tmp_path: Path, name: str
+) -> None:
+    z = make_zip(tmp_path / "subs.zip", {"students/ok/01_graphs/01_graphs.ipynb": "{}",
+                                         f"students/dan/01_graphs/{name}": "{}"})
+    with pytest.raises(CourseError, match=rf"bad entry 'students/dan/01_graphs/{re.escape(name)}'.*expected "
+                                          r"01_graphs\.ipynb \(the released notebook name"):
+        collect(course, z)
+    assert not (course / "submitted").exists()
+
+
+def test_the_expected_name_comes_from_the_release_when_there_is_one(course: Path, tmp_path: Path) -> None:
+    (course / "release" / "01_graphs").mkdir(parents=True)
+    (course / "release" / "01_graphs" / "graphs.ipynb").write_text("{}")
+    z = make_zip(tmp_path / "subs.zip", {"students/dan/01_graphs/01_graphs.ipynb": "{}"})
+    with pytest.raises(CourseError, match=r"expected graphs\.ipynb"):
+        collect(course, z)
+    assert collect(course, make_zip(tmp_path / "ok.zip", {"students/dan/01_graphs/graphs.ipynb": "{}"})) == [
+        ("dan", "01_graphs")]
 
 
 def test_zip_without_students_folder_and_non_zip_file_are_refused(course: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import html
 import re
+import shutil
 import zipfile
 
 import pytest
@@ -18,7 +19,7 @@ from autograd_lab.course import instructor
 from autograd_lab.course.diagnose import SubmissionReport
 
 from .conftest import FIXTURE_SOURCE, copy_course
-from .submissions import CASES, write_batch
+from .submissions import CASES, SHARED_WITH_HIDDEN_TEST, write_batch
 
 # One xdist worker runs the whole module, so the module-scoped fixtures start once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_pipeline")]
@@ -41,13 +42,17 @@ EXPECTED: dict[str, tuple[float, str]] = {
     "infinite_loop": (1, r"add_op_code: the cell ran past the time limit and was interrupted.*"
                          r"add_op_forward_test \(2 points\) failed: NameError"),
     "kernel_death": (0, r"the kernel died while running it.*the score is 0"),
-    "memory_hog": (5, r"sum_of_squares_test \(1 points\) failed: the cell ran out of the memory allowed"),
+    "memory_hog": (5, r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed"),
     "imports_reference": (1, r"add_op_forward_test \(2 points\) failed: NotOwnCodeError: No points for AddOp: it is "
                              r"the reference autograd_lab\.ops\.arithmetic\.AddOp imported from autograd_lab"),
     "subclasses_reference": (1, r"NotOwnCodeError: No points for AddOp: it subclasses "
                                 r"autograd_lab\.ops\.arithmetic\.AddOp"),
     "huge_output": (6, r"printed output was too long and was truncated"),
+    "shares_hidden_line": (6, r"^all tests passed$"),
 }
+# Placed in submitted/ directly (as nbgrader's own exchange would), since collect refuses a renamed notebook.
+MISNAMED = ("misnamed", (0, r"^90_fixture\.ipynb is missing from the submission \(found wrongname\.ipynb\); expected "
+                            r"90_fixture\.ipynb.*; wrongname\.ipynb is not a notebook of 90_fixture"))
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +67,9 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         for path in sorted((tmp / "subs").rglob("*.ipynb")):
             z.write(path, path.relative_to(tmp / "subs").as_posix())
     collected = instructor.collect(course, archive)
+    misnamed = course / "submitted" / MISNAMED[0] / ASSIGNMENT / "wrongname.ipynb"
+    misnamed.parent.mkdir(parents=True)
+    shutil.copyfile(tmp / "subs" / "students" / "full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", misnamed)
     reports = instructor.autograde(course, ASSIGNMENT, timeout=TIMEOUT_S, memory_mb=MEMORY_MB)
     feedback = instructor.feedback(course, ASSIGNMENT)
     grades = instructor.export_grades(course, tmp / "grades.csv")
@@ -71,14 +79,14 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_every_case_was_collected_and_graded(graded: dict) -> None:
     assert sorted(s for s, _ in graded["collected"]) == sorted(CASES)
-    assert sorted(graded["reports"]) == sorted(CASES)
+    assert sorted(graded["reports"]) == sorted([*CASES, MISNAMED[0]])
     assert set(EXPECTED) == set(CASES)
 
 
-@pytest.mark.parametrize("case", sorted(EXPECTED))
+@pytest.mark.parametrize("case", sorted([*EXPECTED, MISNAMED[0]]))
 def test_each_submission_ends_with_a_defined_score_and_a_clear_message(graded: dict, case: str) -> None:
     report: SubmissionReport = graded["reports"][case]
-    points, pattern = EXPECTED[case]
+    points, pattern = dict([MISNAMED], **EXPECTED)[case]
     message = "; ".join(report.messages)
     assert (report.score, report.max_score) == (points, MAX), f"{case}: {report}"
     assert re.search(pattern, message), f"{case}: message {message!r} lacks {pattern!r}"
@@ -87,8 +95,9 @@ def test_each_submission_ends_with_a_defined_score_and_a_clear_message(graded: d
 def test_grades_csv_has_one_row_per_submission_with_the_expected_score(graded: dict) -> None:
     with open(graded["grades"], newline="") as f:
         rows = {row["student_id"]: row for row in csv.DictReader(f)}
-    assert sorted(rows) == sorted(EXPECTED)
-    for case, (points, _) in EXPECTED.items():
+    everyone = dict([MISNAMED], **EXPECTED)
+    assert sorted(rows) == sorted(everyone)
+    for case, (points, _) in everyone.items():
         row = rows[case]
         assert row["assignment"] == ASSIGNMENT
         assert float(row["score"]) == points, f"{case}: CSV score {row['score']}, expected {points}"
@@ -97,7 +106,7 @@ def test_grades_csv_has_one_row_per_submission_with_the_expected_score(graded: d
 
 def test_feedback_exists_for_every_graded_submission_and_shows_no_hidden_test(graded: dict) -> None:
     # Submissions whose notebook could not be graded at all (not JSON, dead kernel) get no feedback file.
-    expected = sorted(set(EXPECTED) - {"malformed_json", "kernel_death"})
+    expected = sorted(set(EXPECTED) - {"malformed_json", "kernel_death"})  # the misnamed one gets none either
     assert sorted(p.parent.parent.name for p in graded["feedback"]) == expected
     hidden_only = ["checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)",
                    'assert z.data.shape == (2, 3), "HIDDEN_MARKER_FORWARD broadcasting shape"',
@@ -106,6 +115,14 @@ def test_feedback_exists_for_every_graded_submission_and_shows_no_hidden_test(gr
         text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
         for line in hidden_only:
             assert line not in text, f"hidden test line {line!r} leaked into {path}"
+
+
+def test_a_student_line_that_a_hidden_test_also_holds_is_not_a_leak(graded: dict) -> None:
+    # feedback() raised no CourseError for the whole batch although this student's feedback shows the line.
+    path = next(p for p in graded["feedback"] if p.parent.parent.name == "shares_hidden_line")
+    text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+    assert SHARED_WITH_HIDDEN_TEST in text
+    assert "HIDDEN_MARKER_FORWARD" not in text
 
 
 def test_feedback_keeps_the_own_code_message_for_the_student(graded: dict) -> None:

@@ -19,5 +19,6 @@ def test_export_c_writes_int8_code_and_reports_accuracy(tmp_path, capsys):
 
 def test_export_c_reports_a_missing_model_file(tmp_path, capsys):
     status = main(["export-c", str(tmp_path / "nope.npz"), "--out", str(tmp_path / "c")])
-    assert status == 1
-    assert "nope.npz" in capsys.readouterr().err
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "error: no such file:" in err and "nope.npz" in err

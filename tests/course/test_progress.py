@@ -1,0 +1,92 @@
+"""`course progress`: the table, whole failure messages, the hidden-test note, unknown names, a quiet kernel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograd_lab.course.progress import (
+    MESSAGE_LIMIT,
+    NotebookProgress,
+    format_progress,
+    workspace_progress,
+)
+from autograd_lab.course.progress import (
+    TestResult as Result,
+)
+
+HINT = "hint: the gradient of a broadcast input sums over the broadcast axes"
+LONG_MESSAGE = ("AssertionError: AddOp backward: b was broadcast over 2 rows, so its gradient sums them: expected "
+                "[2, 2, 2], got [1, 1, 1]\n" + "shape detail " * 12 + "\n" + HINT)
+
+
+def test_verbose_shows_the_whole_message_wrapped_and_indented() -> None:
+    result = NotebookProgress("03_engine.ipynb", [Result("backward_test", 2, LONG_MESSAGE)])
+    text = format_progress([result], verbose=True)
+    assert HINT in text  # the third line of the message, past 150 characters
+    assert "shape detail shape detail" in text
+    lines = text.splitlines()
+    start = lines.index("    backward_test:")
+    body = [line for line in lines[start + 1:] if line.startswith("        ")]
+    assert len(body) >= 3 and all(len(line) <= 8 + 100 for line in body)
+    assert " ".join(line.strip() for line in body).startswith(" ".join(LONG_MESSAGE.split()[:12]))
+
+
+def test_verbose_caps_only_very_long_messages() -> None:
+    huge = "AssertionError: " + "x" * 5000
+    text = format_progress([NotebookProgress("a.ipynb", [Result("t", 1, huge)])], verbose=True)
+    shown = "".join(line.strip() for line in text.splitlines() if line.startswith("        "))
+    assert shown.startswith("AssertionError: xxx")
+    assert shown.count("x") == MESSAGE_LIMIT - len("AssertionError: ")
+    assert f"[{len(huge) - MESSAGE_LIMIT} more characters]" in shown
+
+
+def test_the_table_ends_with_the_hidden_test_and_own_code_note() -> None:
+    text = format_progress([NotebookProgress("a.ipynb", [Result("t", 1, None)])])
+    note = " ".join(text.splitlines()[2:])
+    assert "hidden tests" in note and "own code" in note and "imported from autograd_lab" in note
+
+
+def write_notebook(path: Path, *sources: str, graded: bool = True) -> None:
+    meta = {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 1, "schema_version": 3}
+    cells = [new_code_cell(s, metadata={"nbgrader": meta} if graded else {}) for s in sources]
+    nbformat.write(new_notebook(cells=cells), path)
+
+
+def test_an_unknown_name_lists_the_available_notebooks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autograd_lab.cli import main
+
+    for name in ("00_welcome", "03_engine"):
+        write_notebook(tmp_path / f"{name}.ipynb", "pass")
+    with pytest.raises(FileNotFoundError, match=r"no notebook in .* matches 'nosuch'; available: 00_welcome, "
+                                                r"03_engine$"):
+        workspace_progress(tmp_path, ["nosuch"])
+    with pytest.raises(FileNotFoundError, match=r"matches 'nosuch', 'other'"):
+        workspace_progress(tmp_path, ["03_engine", "nosuch", "other"])
+    assert main(["course", "progress", "nosuch", "--workspace", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "no notebook in" in err and "run 'autograd-lab course setup'" not in err
+
+
+def test_an_empty_workspace_still_says_to_run_setup(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"no notebooks to check in .*run 'autograd-lab course setup' first"):
+        workspace_progress(tmp_path, ["nosuch"])
+
+
+@pytest.mark.slow
+def test_progress_runs_without_kernel_transport_noise_and_keeps_errors(tmp_path: Path) -> None:
+    # Two notebooks, so a once-per-notebook warning would show twice; the second one's test fails.
+    write_notebook(tmp_path / "a.ipynb", "assert 1 + 1 == 2")
+    message = "expected 4 for 2 + 2\\n" + HINT
+    write_notebook(tmp_path / "b.ipynb", f"assert 2 + 2 == 5, '{message}'")
+    cmd = [str(Path(sys.executable).parent / "autograd-lab"), "course", "progress", "-v", "--workspace", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "without encryption" not in proc.stderr and "IPKernelApp" not in proc.stderr, proc.stderr
+    assert "AssertionError: expected 4 for 2 + 2" in proc.stdout and HINT in proc.stdout
+    assert "a.ipynb" in proc.stdout and "1/1" in proc.stdout and "0/1" in proc.stdout
