@@ -161,46 +161,56 @@ class Engine:
                     if True in needs:
                         wanted.add(node)
 
-        # A gradient stored as received may be shared with another node, so `+=` only goes into `owned` arrays.
-        # The root is seeded; a leaf root adds the seed to the gradient it already has.
-        root.grad = seed if root.grad is None or root._op is not None else np.asarray(root.grad + seed)
-        owned = {root}
-        borrowed_by_leaves: set[Variable] = set()
-        for node in order:
-            op = node._op
-            if op is None:
-                continue
-            gy = node.grad
-            node.grad = None
-            parents = node._parents
-            if not retain_graph:
-                node._op = None
-                node._parents = []
-                node._released = True
-            if gy is None:
-                continue
-            if wanted is None:
-                op._needs = None
-            elif node not in wanted:
-                continue
-            grads = op._run_backward(gy, parents)
-            for parent, g in zip(parents, grads):
-                if g is None:
+        # Leaves' gradients are collected in `leaf_grads` and written only once the whole pass has succeeded, so a
+        # backward that raises part-way leaves every .grad as it was. A gradient stored as received may be shared
+        # with another node, so `+=` only goes into arrays in `owned`, which this pass created.
+        leaf_grads: dict[Variable, np.ndarray] = {}
+        owned: set[Variable] = set()
+        if root._op is None:
+            leaf_grads[root] = seed
+        else:
+            root.grad = seed
+        owned.add(root)
+        try:
+            for node in order:
+                op = node._op
+                if op is None:
                     continue
-                if parent.grad is None:
-                    parent.grad = g
+                gy = node.grad
+                node.grad = None
+                parents = node._parents
+                if not retain_graph:
+                    node._op = None
+                    node._parents = []
+                    node._released = True
+                if gy is None:
+                    continue
+                if wanted is None:
+                    op._needs = None
+                elif node not in wanted:
+                    continue
+                grads = op._run_backward(gy, parents)
+                if wanted is not None:
+                    # Ops may compute gradients nobody asked for; only wanted inputs receive them.
+                    grads = [g if need else None for g, need in zip(grads, op._needs)]  # type: ignore[arg-type]
+                for parent, g in zip(parents, grads):
+                    if g is None:
+                        continue
                     if parent._op is None:
-                        borrowed_by_leaves.add(parent)
-                elif parent in owned or (
-                    # a leaf's gradient from an earlier backward: accumulate into it
-                    parent._op is None and parent not in borrowed_by_leaves and parent.grad.flags.writeable
-                ):
-                    parent.grad += g
-                    owned.add(parent)
-                else:
-                    parent.grad = np.asarray(parent.grad + g)  # 0-d + 0-d gives a NumPy scalar
-                    owned.add(parent)
-        _settle_leaf_grads(borrowed_by_leaves, owned)
+                        _accumulate(leaf_grads, parent, g, owned)
+                    elif parent.grad is None:
+                        parent.grad = g
+                    elif parent in owned:
+                        parent.grad += g
+                    else:
+                        parent.grad = np.asarray(parent.grad + g)  # 0-d + 0-d gives a NumPy scalar
+                        owned.add(parent)
+        except BaseException:
+            for node in order:
+                if node._op is not None or node._released:
+                    node.grad = None  # partial sums must not survive into a retry
+            raise
+        _store_leaf_grads(leaf_grads, owned)
 
     @staticmethod
     def forward(root: Variable) -> Variable:
@@ -209,6 +219,9 @@ class Engine:
         Use it to re-run a graph built once with placeholder leaves: assign ``x.data = batch``, then
         ``Engine.forward(loss)``. Dropout draws a new mask on each run (in training mode).
 
+        Each recomputed node's version goes up, so that an operator outside this graph that saved the old value
+        (a second loss sharing a subgraph, say) refuses to run backward instead of mixing old and new values.
+
         Raises:
             GraphReleasedError: if the graph was released by a backward without ``retain_graph=True``.
         """
@@ -216,6 +229,7 @@ class Engine:
             op = node._op
             if op is not None:
                 node._data = op._run_forward(tuple([p._data for p in node._parents]))
+                node._version += 1
                 op._versions = [p._version for p in node._parents]
                 node.grad = None
         return root
@@ -245,24 +259,68 @@ def _released_error(node: Variable) -> GraphReleasedError:
     )
 
 
-def _cycle_error(consumers: dict[Variable, int], root: Variable) -> CycleError:
-    stuck = [node for node, n in consumers.items() if n > 0] or [root]
-    return CycleError(
-        f"the graph has a cycle through {len(stuck)} node(s), e.g. {stuck[0]!r}; a node cannot be its own ancestor "
-        "(were .parents edited by hand?)"
-    )
+def _cycle_error(counts: dict[Variable, int], root: Variable) -> CycleError:
+    """Name the nodes of one real cycle among those Kahn's algorithm could not emit (error path only).
+
+    Nodes merely downstream or upstream of a cycle are blocked too, so a cycle is searched for explicitly: an
+    iterative depth-first walk along ``parents`` inside the blocked set; meeting a node that is still on the walk's
+    path closes a cycle.
+    """
+    blocked = {node for node, n in counts.items() if n > 0} | {root}
+    done: set[Variable] = set()
+    for start in blocked:
+        if start in done:
+            continue
+        path = [start]
+        on_path = {start: 0}
+        branches = [iter([p for p in start._parents if p in blocked])]
+        while branches:
+            parent = next(branches[-1], None)
+            if parent is None:
+                finished = path.pop()
+                del on_path[finished]
+                done.add(finished)
+                branches.pop()
+            elif parent in on_path:
+                cycle = path[on_path[parent]:]
+                return CycleError(
+                    f"the graph has a cycle of {len(cycle)} node(s) through {cycle[0]!r}; a node cannot be its own "
+                    "ancestor (were .parents edited by hand?)"
+                )
+            elif parent not in done:
+                on_path[parent] = len(path)
+                path.append(parent)
+                branches.append(iter([p for p in parent._parents if p in blocked]))
+    return CycleError("the graph has a cycle (were .parents edited by hand?)")
 
 
-def _settle_leaf_grads(leaves: set[Variable], owned: set[Variable]) -> None:
-    """Give each leaf a private, writable gradient array (optimizers and clipping update grads in place).
+def _accumulate(grads: dict[Variable, np.ndarray], leaf: Variable, g: np.ndarray, owned: set[Variable]) -> None:
+    """``grads[leaf] += g`` without writing into an array that another node may share."""
+    current = grads.get(leaf)
+    if current is None:
+        grads[leaf] = g
+    elif leaf in owned:
+        current += g
+    else:
+        grads[leaf] = np.asarray(current + g)
+        owned.add(leaf)
 
-    A gradient stored as received may be read-only, a view, or the very array another leaf got.
+
+def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -> None:
+    """Add this pass's gradients into the leaves' ``.grad``, each leaf getting a private, writable array.
+
+    A gradient stored as received may be read-only, a view, or the very array another leaf got; those are copied
+    (optimizers and clipping update ``.grad`` in place).
     """
     seen: set[int] = set()
-    for leaf in leaves:
-        g = leaf.grad
-        if g is None:
+    for leaf, g in grads.items():
+        if leaf.grad is not None:
+            if leaf.grad.flags.writeable:
+                leaf.grad += g
+            else:
+                leaf.grad = np.asarray(leaf.grad + g)
             continue
         if leaf not in owned and (not g.flags.writeable or g.base is not None or id(g) in seen):
-            leaf.grad = g = g.copy()
+            g = g.copy()
         seen.add(id(g))
+        leaf.grad = g

@@ -12,6 +12,7 @@ optimizers), which bumps a version counter so that a graph that saved the old va
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +32,8 @@ def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
     data = np.asarray(array)
     kind = data.dtype.kind
     if kind == "f":
-        if copy:
+        # Without a copy, only an array that owns its memory is safe: a view's base could still be written.
+        if copy or not data.flags.owndata:
             data = data.copy()
     elif kind in "iub":
         data = data.astype(np.float64)
@@ -81,7 +83,8 @@ class Variable:
             array: any real array-like, e.g. (N, 784) float32 images.
             name: an optional label.
             copy: True (default) stores a private copy, so later changes to ``array`` cannot reach the graph.
-                False uses a floating ndarray as it is and makes it read-only (a mini-batch made for this call).
+                False uses a floating ndarray that owns its memory as it is and makes it read-only (for a mini-batch
+                made for this call); a view is still copied, since its base array could be written.
 
         Raises:
             TypeError: for complex, object or string data.
@@ -195,12 +198,18 @@ class Parameter(Variable):
         super().__init__(data, name, copy=True)
 
     def add_(self, delta: np.ndarray) -> None:
-        """In place ``data += delta`` (no allocation); bumps the version so stale graphs refuse backward.
+        """``data += delta``, in place when nothing else holds the array; bumps the version so stale graphs refuse
+        backward.
+
+        Copy-on-write: if anything else still refers to the value array (an operator of a retained graph saved it, or
+        a reshape/transpose output is a view of it), the sum goes into a new array instead, so values already handed
+        out never change behind the engine's back. In a training loop the graph is released by then, and the update
+        allocates nothing.
 
         Args:
             delta: broadcastable to ``self.shape``; cast to ``self.dtype``.
         """
-        data = self._data
+        data = self._private_data()
         data.setflags(write=True)
         try:
             np.add(data, delta, out=data, casting="same_kind")
@@ -209,7 +218,7 @@ class Parameter(Variable):
         self._version += 1
 
     def copy_(self, value: np.ndarray) -> None:
-        """In place ``data[...] = value`` (for loading weights); shapes must match exactly.
+        """``data[...] = value`` (for loading weights), with the same copy-on-write rule as :meth:`add_`.
 
         Raises:
             ValueError: when ``value`` does not have this Parameter's shape.
@@ -217,10 +226,17 @@ class Parameter(Variable):
         value = np.asarray(value)
         if value.shape != self.shape:
             raise ValueError(f"Parameter {self.name!r}: expected shape {self.shape}, got {value.shape}")
-        data = self._data
+        data = self._private_data()
         data.setflags(write=True)
         try:
             np.copyto(data, value, casting="same_kind")
         finally:
             data.setflags(write=False)
         self._version += 1
+
+    def _private_data(self) -> np.ndarray:
+        """The value array, replaced by a private copy first if any other object refers to it."""
+        # Two references are ours: the attribute and getrefcount's own argument. (CPython reference counting.)
+        if sys.getrefcount(self._data) > 2:
+            self._data = self._data.copy()
+        return self._data

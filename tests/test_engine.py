@@ -263,3 +263,69 @@ def test_float32_graph_keeps_float32_gradients():
     loss = SumOp()(MulOp()(x, w))
     Engine.backward(loss)
     assert loss.dtype == np.float32 and x.grad.dtype == np.float32 and w.grad.dtype == np.float32
+
+
+# -- cases found by the adversarial review, each with its right value ------------------------------------------------
+def test_forward_rerun_bumps_versions_so_a_second_loss_cannot_mix_old_and_new_values():
+    """l2 = Σ (x·x)² shares h = x·x with l1; re-running l1 after x changes must not feed l2 half-new values."""
+    from autograd_lab import InPlaceModificationError
+
+    x = Variable.from_numpy([1.0, 2.0])
+    h = MulOp()(x, x)
+    l1 = SumOp()(h)
+    l2 = SumOp()(MulOp()(h, h))
+    x.data = np.array([3.0, 4.0])
+    Engine.forward(l1)
+    with pytest.raises(InPlaceModificationError, match="MulOp input 0"):
+        Engine.backward(l2)
+
+
+def test_a_backward_that_fails_part_way_changes_no_gradient_and_a_retry_is_exact():
+    """Found in review: partial sums survived a failed pass and a retained retry counted them twice."""
+    from autograd_lab import AnomalyError, Operator, detect_anomaly
+
+    class NaNGradientOp(Operator):
+        """Identity forward, NaN gradient: a backward that fails under detect_anomaly()."""
+
+        def forward(self, a):
+            return a.copy()
+
+        def backward(self, gy):
+            return [np.full_like(gy, np.nan)]
+
+    x = Variable.from_numpy([0.0, 1.0])
+    w = Variable.from_numpy([2.0, 3.0])
+    w.grad = np.array([100.0, 100.0])
+    loss = SumOp()(AddOp()(MulOp()(ExpOp()(w), x), NaNGradientOp()(x)))
+    with pytest.raises(AnomalyError), detect_anomaly():
+        Engine.backward(loss, retain_graph=True)
+    np.testing.assert_array_equal(w.grad, [100.0, 100.0])
+    assert x.grad is None
+    w.grad = None
+    Engine.backward(loss, retain_graph=True)
+    np.testing.assert_allclose(w.grad, np.exp([2.0, 3.0]) * [0.0, 1.0])  # d/dw Σ exp(w)·x = exp(w)·x
+
+
+def test_backward_with_inputs_gives_gradients_to_those_leaves_only():
+    """Found in review: AddOp returns both gradients regardless, and the unwanted leaf's .grad piled up."""
+    b = Parameter(np.zeros(3))
+    x = Variable.from_numpy(np.zeros(3))
+    loss = SumOp()(AddOp()(x, b))
+    for _ in range(3):
+        Engine.forward(loss)
+        b.grad = None
+        Engine.backward(loss, retain_graph=True, inputs=[b])
+    assert x.grad is None
+    np.testing.assert_array_equal(b.grad, [1.0, 1.0, 1.0])
+
+
+def test_cycle_error_names_a_node_on_the_cycle_not_one_downstream_of_it():
+    a = leaf(1.0, "a")
+    b = MulOp()(a, a)
+    b.name = "b"
+    c = ExpOp()(b)
+    c.name = "c"
+    root = SumOp()(c)
+    b.parents.append(c)  # tampering: c depends on b and now b on c
+    with pytest.raises(CycleError, match=r"cycle of 2 node\(s\) through Variable\('[bc]'"):
+        Engine.backward(root)

@@ -146,3 +146,8 @@ def test_custom_tolerances_are_used():
 def test_a_single_array_is_one_input():
     report = gradcheck(lambda v: SumOp()(Sin()(v)), np.array([0.1, 0.2, 0.3]))
     assert report.checked == 3
+
+
+def test_gradcheck_passes_a_function_that_returns_its_input_unchanged():
+    """The identity's gradient is 1; a leaf output used to be skipped and reported as 0 (found in review)."""
+    gradcheck(lambda v: v, [np.ones(3)])

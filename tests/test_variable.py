@@ -111,10 +111,27 @@ def test_item_numpy_ndim_size():
 def test_parameter_is_a_trainable_leaf_and_add_updates_in_place():
     p = Parameter(np.array([1.0, 2.0], dtype=np.float32), name="p")
     assert isinstance(p, Variable) and p.is_leaf and p.dtype == np.float32
-    buffer = p.data
+    address = p.data.ctypes.data  # not a reference: holding one would make add_ copy (copy-on-write)
     p.add_(np.array([0.5, -1.0]))
     np.testing.assert_array_equal(p.data, [1.5, 1.0])
-    assert p.data is buffer and not p.data.flags.writeable and p.dtype == np.float32
+    assert p.data.ctypes.data == address and not p.data.flags.writeable and p.dtype == np.float32
+
+
+def test_parameter_update_never_changes_a_value_someone_else_holds():
+    """Copy-on-write: a reshape output (a view) and a retained graph keep the values they saw (found in review)."""
+    from autograd_lab.ops import MulOp, ReshapeOp, SumOp
+
+    w = Parameter([1.0, 2.0])
+    x = Variable.from_numpy([1.0, 1.0])
+    view = ReshapeOp((2,))(w)
+    loss = SumOp()(MulOp()(view, x))
+    held = w.data
+    w.add_(np.array([10.0, 10.0]))
+    np.testing.assert_array_equal(view.data, [1.0, 2.0])
+    np.testing.assert_array_equal(held, [1.0, 2.0])
+    np.testing.assert_array_equal(w.data, [11.0, 12.0])
+    Engine.backward(loss, inputs=[x])
+    np.testing.assert_array_equal(x.grad, [1.0, 2.0])  # d(w·x)/dx with the w the graph was built from
 
 
 def test_parameter_copy_checks_the_shape():
@@ -133,3 +150,15 @@ def test_backward_after_parameter_update_raises_in_place_error():
     w.add_(np.array([1.0]))
     with pytest.raises(InPlaceModificationError, match="MulOp input 0"):
         Engine.backward(y)
+
+
+def test_from_numpy_without_copy_still_copies_a_view_whose_base_could_change():
+    base = np.zeros(4)
+    v = Variable.from_numpy(base[:2], copy=False)
+    base[0] = 99.0
+    np.testing.assert_array_equal(v.data, [0.0, 0.0])
+    owned = np.zeros(2)
+    w = Variable.from_numpy(owned, copy=False)
+    with pytest.raises(ValueError, match="read-only"):
+        owned[0] = 1.0  # the caller's own array is now read-only: no silent change
+    assert w.data[0] == 0.0

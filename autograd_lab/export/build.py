@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from autograd_lab.export.codegen import template
+from autograd_lab.export.codegen import model_identifier, template
 from autograd_lab.export.errors import ExportError
 from autograd_lab.export.floats import f32_array_body
-from autograd_lab.export.names import c_identifier
 
 #: Host flags: ISO C99 without FMA contraction, so every product is rounded before its sum, as in NumPy.
 HOST_FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off"]
@@ -89,7 +88,7 @@ def have_tools(*tools: str) -> bool:
 # -- host ------------------------------------------------------------------------------------------------------------
 def build_host(model_dir: Path, name: str, work_dir: Path, extra_flags: tuple[str, ...] = ()) -> Path:
     """Compile ``<name>.c`` with a stdin/stdout driver into ``work_dir/<name>_host`` (flags: HOST_FLAGS)."""
-    ident = c_identifier(name)
+    ident = model_identifier(name)
     work_dir.mkdir(parents=True, exist_ok=True)
     driver = work_dir / f"{ident}_host_main.c"
     driver.write_text(template("host_main").replace("@NAME@", ident).replace("@MACRO@", ident.upper()))
@@ -114,18 +113,20 @@ def undefined_symbols(path: Path, nm: str = "nm") -> list[str]:
 # -- microcontroller -------------------------------------------------------------------------------------------------
 def write_samples_header(path: Path, name: str, inputs: np.ndarray) -> None:
     """Write the ``samples.h`` that ``examples/mcu/main.c`` includes: the model's names and the inputs (N, size)."""
-    ident = c_identifier(name)
+    ident = model_identifier(name)
     x = np.asarray(inputs, dtype=np.float32).reshape(len(inputs), -1)
     rows = ",\n".join("{\n" + f32_array_body(row) + "\n}" for row in x)
+    # A model called "model" already defines MODEL_INPUT_SIZE and MODEL_OUTPUT_SIZE: aliasing them would redefine them.
+    sizes = "" if ident.upper() == "MODEL" else (f"#define MODEL_INPUT_SIZE {ident.upper()}_INPUT_SIZE\n"
+                                                 f"#define MODEL_OUTPUT_SIZE {ident.upper()}_OUTPUT_SIZE\n")
+    # The guard has lower-case letters, so no model's upper-case <NAME>_H guard can be the same macro.
     path.write_text(f"""/* Sample inputs for examples/mcu/main.c, written by autograd-lab. */
-#ifndef SAMPLES_H
-#define SAMPLES_H
+#ifndef al_samples_h
+#define al_samples_h
 #include "{ident}.h"
 #define MODEL_PREDICT {ident}_predict
 #define MODEL_ARGMAX {ident}_argmax
-#define MODEL_INPUT_SIZE {ident.upper()}_INPUT_SIZE
-#define MODEL_OUTPUT_SIZE {ident.upper()}_OUTPUT_SIZE
-#define SAMPLE_COUNT {len(x)}
+{sizes}#define SAMPLE_COUNT {len(x)}
 static const float samples[SAMPLE_COUNT][MODEL_INPUT_SIZE] = {{
 {rows}
 }};
@@ -135,7 +136,7 @@ static const float samples[SAMPLE_COUNT][MODEL_INPUT_SIZE] = {{
 
 def model_sizes(model_dir: Path, name: str, target: str, work_dir: Path) -> Sizes:
     """Compile the model alone for ``target`` and measure it: flash, static RAM and the stack of predict."""
-    ident = c_identifier(name)
+    ident = model_identifier(name)
     work_dir.mkdir(parents=True, exist_ok=True)
     obj = work_dir / f"{ident}_{target}.o"
     run(["arm-none-eabi-gcc", *CROSS_FLAGS, *TARGETS[target].cpu_flags, "-fstack-usage", "-c",
@@ -167,14 +168,14 @@ def build_mcu(model_dir: Path, name: str, target: str, work_dir: Path, samples_h
         BuildError: on a compile or link failure; when the program does not fit the memory map, the message says
             which region overflowed and by how much.
     """
-    ident = c_identifier(name)
+    ident = model_identifier(name)
     tgt = TARGETS[target]
     work_dir.mkdir(parents=True, exist_ok=True)
     elf = work_dir / f"{ident}_{target}.elf"
     common = [*CROSS_FLAGS, *tgt.cpu_flags, f"-I{model_dir}", f"-I{samples_header.parent}"]
     objs = []
-    for src in (MCU_DIR / "startup.c", MCU_DIR / "main.c", model_dir / f"{ident}.c"):
-        obj = work_dir / f"{src.stem}_{target}.o"
+    for i, src in enumerate((MCU_DIR / "startup.c", MCU_DIR / "main.c", model_dir / f"{ident}.c")):
+        obj = work_dir / f"{i}_{src.stem}_{target}.o"  # numbered: a model may be called "startup"
         run(["arm-none-eabi-gcc", *common, "-fstack-usage", "-c", str(src), "-o", str(obj)],
             f"cross compile {src.name} for {target}")
         objs.append(obj)

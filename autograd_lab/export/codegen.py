@@ -8,6 +8,7 @@ printed; ``<math.h>`` is included only when an op needs ``expf``, ``tanhf``, ``l
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from importlib import resources
 
@@ -16,7 +17,7 @@ import numpy as np
 from autograd_lab.export.floats import f32_array_body, f32_literal
 from autograd_lab.export.lower import DENSE_BLOCK, Step
 from autograd_lab.export.memory import ArenaPlan, plan_arena
-from autograd_lab.export.names import NameTable, c_identifier
+from autograd_lab.export.names import RESERVED, NameTable, c_comment, c_identifier, identifiers_in
 from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
@@ -59,48 +60,100 @@ def template(name: str) -> str:
 def generate(graph: Graph, steps: list[Step], name: str, description: str = "") -> GeneratedC:
     """Emit C for ``steps`` (from :func:`~autograd_lab.export.lower.lower`, possibly quantized).
 
+    Constants are named ``<model>_<tensor name>``; every identifier the generator writes otherwise (kernels and
+    their macros, the header's macros and guard, the entry points and arenas) and the names of the standard headers
+    are reserved first, so a tensor that would collide gets a ``_2`` suffix instead.
+
     Args:
         graph: the traced graph (for the input and output tensors).
         steps: kernel steps in execution order.
-        name: the model name; it becomes a C identifier (``c_identifier``) used as prefix.
+        name: the model name; it becomes a C identifier (:func:`model_identifier`) used as prefix.
         description: one line for the file comments (e.g. the model file it came from).
     """
-    ident = c_identifier(name)
-    names = NameTable(ident)
-    for reserved in ("predict", "argmax", "arena_f32", "arena_q"):
-        names.unique(reserved)
+    ident = model_identifier(name)
+    names = NameTable(ident, emitted_identifiers(ident))
     out = graph.output
     plans = {pool: plan_arena(steps, pool, {id(out)}) for pool in ("f32", "q16")}
     emitter = _Emitter(ident, names, graph, plans)
     calls = [emitter.call(step) for step in steps]
     kernels = _kernel_sources(steps)
-    macro = ident.upper()
     arena_bytes = 4 * (plans["f32"].elements + plans["q16"].elements)
     macs = sum(s.macs for s in steps)
-    header = _header(ident, macro, graph, arena_bytes, emitter.flash_bytes, macs, description)
+    sizes = _Sizes(graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
+    io = (str(graph.input.shape), str(out.shape))
+    header = _header(ident, io, sizes, description)
     includes = ["#include <stddef.h>"]
     if any(s.kind in ("quantize", "dense_q8") for s in steps):
         includes.append("#include <stdint.h>")
     if any(s.kind in _NEEDS_LIBM for s in steps):
         includes.append("#include <math.h>")
+    source = _source(ident, sizes, description, includes, emitter.constants,
+                     plans["f32"].elements, plans["q16"].elements, kernels, "\n".join(calls))
+    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
+
+
+@dataclass
+class _Sizes:
+    input: int
+    output: int
+    arena: int
+    flash: int
+    macs: int
+
+
+def model_identifier(name: str) -> str:
+    """The C identifier of a model called ``name``: :func:`c_identifier`, with ``_m`` appended while one of the
+    names it generates (``<ident>_predict``, ``<IDENT>_OK``...) would be a kernel's or a standard header's name."""
+    ident = c_identifier(name)
+    while _own_identifiers(ident) & (_template_identifiers() | RESERVED):
+        ident += "_m"
+    return ident
+
+
+def emitted_identifiers(ident: str) -> set[str]:
+    """Every identifier that the generated header and source of model ``ident`` contain besides the constants:
+    all kernel templates (whether used or not, so that naming does not depend on the model's ops) and the
+    skeleton around them."""
+    return _template_identifiers() | _skeleton_identifiers(ident)
+
+
+def _skeleton_identifiers(ident: str) -> set[str]:
+    sizes = _Sizes(1, 1, 0, 0, 0)
+    return identifiers_in(_header(ident, ("", ""), sizes, "") + _source(ident, sizes, "", [], [], 1, 1, "", ""))
+
+
+def _own_identifiers(ident: str) -> set[str]:
+    return {t for t in _skeleton_identifiers(ident) if t.startswith((f"{ident}_", f"{ident.upper()}_"))}
+
+
+@functools.cache
+def _template_identifiers() -> frozenset[str]:
+    folder = resources.files("autograd_lab.export").joinpath("templates")
+    return frozenset(identifiers_in("\n".join(f.read_text() for f in folder.iterdir()
+                                              if f.name.endswith(".c") and f.name != "host_main.c")))
+
+
+def _source(ident: str, sizes: _Sizes, description: str, includes: list[str], constants: list[str], arena_f32: int,
+            arena_q: int, kernels: str, body: str) -> str:
+    macro = ident.upper()
     arenas = []
-    if plans["f32"].elements:
-        arenas.append(f"static float {ident}_arena_f32[{plans['f32'].elements}];")
-    if plans["q16"].elements:
+    if arena_f32:
+        arenas.append(f"static float {ident}_arena_f32[{arena_f32}];")
+    if arena_q:
         arenas.append(f"/* int8 activations as int16 pairs, two per word */\n"
-                      f"static uint32_t {ident}_arena_q[{plans['q16'].elements}];")
-    body = "\n".join(calls)
-    source = f"""/* {ident}.c: inference of a model exported by autograd-lab{': ' + description if description else ''}.
+                      f"static uint32_t {ident}_arena_q[{arena_q}];")
+    about = f": {c_comment(description)}" if description else ""
+    return f"""/* {ident}.c: inference of a model exported by autograd-lab{about}.
    Generated code: edit the model and export again rather than editing this file.
    Static memory only: weights are const (flash), activations share one arena (RAM), no malloc, no stdio. */
 #include "{ident}.h"
 
 {chr(10).join(includes)}
 
-/* ---- constants ({emitter.flash_bytes} bytes) ---- */
-{chr(10).join(emitter.constants)}
+/* ---- constants ({sizes.flash} bytes) ---- */
+{chr(10).join(constants)}
 
-/* ---- arena ({arena_bytes} bytes, buffers reused once dead) ---- */
+/* ---- arena ({sizes.arena} bytes, buffers reused once dead) ---- */
 {chr(10).join(arenas) if arenas else '/* none: every step reads the input or writes the output directly */'}
 
 /* ---- kernels ---- */
@@ -126,12 +179,13 @@ int {ident}_argmax(const float *scores)
     return best;
 }}
 """
-    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
 
 
-def _header(ident: str, macro: str, graph: Graph, arena: int, flash: int, macs: int, description: str) -> str:
-    return f"""/* {ident}.h: C interface of a model exported by autograd-lab{': ' + description if description else ''}.
-   Input shape {graph.input.shape}, output shape {graph.output.shape}, both float32 in row-major order. */
+def _header(ident: str, io_shapes: tuple[str, str], sizes: _Sizes, description: str) -> str:
+    macro = ident.upper()
+    about = f": {c_comment(description)}" if description else ""
+    return f"""/* {ident}.h: C interface of a model exported by autograd-lab{about}.
+   Input shape {io_shapes[0]}, output shape {io_shapes[1]}, both float32 in row-major order. */
 #ifndef {macro}_H
 #define {macro}_H
 
@@ -139,13 +193,13 @@ def _header(ident: str, macro: str, graph: Graph, arena: int, flash: int, macs: 
 extern "C" {{
 #endif
 
-#define {macro}_INPUT_SIZE {graph.input.size}
-#define {macro}_OUTPUT_SIZE {graph.output.size}
+#define {macro}_INPUT_SIZE {sizes.input}
+#define {macro}_OUTPUT_SIZE {sizes.output}
 /* Static RAM for activations, and bytes of constant data (weights) in flash; code comes on top. */
-#define {macro}_ARENA_BYTES {arena}
-#define {macro}_FLASH_BYTES {flash}
+#define {macro}_ARENA_BYTES {sizes.arena}
+#define {macro}_FLASH_BYTES {sizes.flash}
 /* Multiply-accumulates per call. */
-#define {macro}_MACS {macs}
+#define {macro}_MACS {sizes.macs}
 
 #define {macro}_OK 0
 #define {macro}_ERR_NULL 1
@@ -213,7 +267,7 @@ class _Emitter:
         """Add a ``static const`` array (float32, or uint64 weight words) and return its identifier."""
         ident = self.names.unique(name)
         flat = values.ravel() if values.dtype == np.uint64 else np.asarray(values, dtype=np.float32).ravel()
-        note = f"/* {comment} */\n" if comment else ""
+        note = f"/* {c_comment(comment)} */\n" if comment else ""
         if flat.dtype == np.uint64:
             words = [f"0x{int(v):016x}ull" for v in flat]
             body = ",\n".join("    " + ", ".join(words[i:i + 4]) for i in range(0, len(words), 4))
@@ -226,7 +280,7 @@ class _Emitter:
     def call(self, s: Step) -> str:
         p = s.params
         x, y = (self.ref(s.inputs[0]) if s.inputs else ""), self.ref(s.output)
-        head = f"    /* {s.where} -> {s.output.name!r} {s.output.shape} */\n"
+        head = f"    /* {c_comment(f'{s.where} -> {s.output.name!r} {s.output.shape}')} */\n"
         if s.kind == "dense":
             w = self.array(f"{p['weight_name']}_blocked", dense_f32_layout(p["weight"]),
                            f"{p['weight_name']}: {p['m']} x {p['k']}, interleaved in blocks of {DENSE_BLOCK} rows")

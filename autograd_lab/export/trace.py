@@ -93,14 +93,30 @@ def trace(model: Callable[[Variable], Variable], input_shape: tuple[int, ...]) -
         input_shape: the input shape of one call of the generated C function, e.g. ``(1, 784)``.
 
     Raises:
-        ExportError: if the model does not return a Variable built from the input by supported ops.
+        ExportError: if ``input_shape`` is not a non-empty tuple of positive integers (a zero-size input would give
+            C that reads nothing), or the model does not return a Variable built from the input by supported ops.
     """
+    check_input_shape(input_shape)
     x = Variable.from_numpy(np.zeros(input_shape, dtype=np.float32), name="input")
     with eval_mode():
         y = model(x)
     if not isinstance(y, Variable):
         raise ExportError(f"the model returned {type(y).__name__}, expected a Variable")
     return graph_from_root(y, x)
+
+
+def check_input_shape(input_shape: object) -> tuple[int, ...]:
+    """Return ``input_shape`` as a tuple if it is a non-empty sequence of positive integers.
+
+    Raises:
+        ExportError: naming the shape, otherwise (``()``, ``(0, 3)``, ``(-1, 4)``, ``(2.5,)``, ``"784"``...).
+    """
+    ok = isinstance(input_shape, (tuple, list)) and len(input_shape) > 0 and all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) and d > 0 for d in input_shape)
+    if not ok:
+        raise ExportError(f"input_shape {input_shape!r} is not exportable: it must be a non-empty tuple of positive "
+                          "integers (the C function reads that many floats; a zero-size input reads nothing)")
+    return tuple(int(d) for d in input_shape)  # type: ignore[union-attr]
 
 
 def graph_from_root(root: Variable, input: Variable) -> Graph:
@@ -111,8 +127,12 @@ def graph_from_root(root: Variable, input: Variable) -> Graph:
 
     Raises:
         ExportError: naming the op class and the node (its name or topological index) for an unsupported op or a
-            training-mode dropout; if ``root`` does not depend on ``input``; or if a constant holds NaN or inf.
+            training-mode dropout; if ``root`` does not depend on ``input``; if a constant holds NaN or inf; or,
+            naming the shape, if the input is 0-d or any computed value (input, output, intermediate) has no element.
     """
+    if np.ndim(input.data) == 0 or input.data.size == 0:
+        raise ExportError(f"the input Variable has shape {tuple(input.shape)}, which is not exportable: the C "
+                          "function needs at least one input value along at least one axis")
     order = Engine.topo_sort(root)
     if not any(v is input for v in order):
         raise ExportError("the output does not depend on the input Variable: nothing to compute at run time")
@@ -138,6 +158,9 @@ def graph_from_root(root: Variable, input: Variable) -> Graph:
                 raise ExportError(f"{cls} at {where} was traced in training mode; trace under eval_mode()")
             tensors[id(v)] = inputs[0]
             continue
+        if v.data.size == 0:
+            raise ExportError(f"{cls} at {where} computes a value of shape {tuple(v.shape)} with no element: "
+                              "the C code would read or write nothing")
         out = Tensor(v.name or f"{kind}_{index}", tuple(v.shape), "act")
         nodes.append(Node(index, kind, cls, inputs, out, dict(v.op.config())))
         tensors[id(v)] = out

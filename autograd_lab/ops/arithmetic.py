@@ -70,12 +70,22 @@ class NegOp(Operator):
 class PowOp(Operator):
     """``a ** p``, where the exponent p is a constant (``PowOp(2.0)(a)``) or a Variable (``PowOp()(a, p)``).
 
-    d/da = p·a^(p-1);  d/dp = a^p·ln(a), defined for a > 0 (taken as 0 where a == 0, the limit for p > 0).
-    A negative base with a non-integer exponent gives NaN, as in NumPy.
+    d/da = p·a^(p-1), taken as 0 where p == 0 (the derivative of the constant a^0 = 1, also at a = 0, where the
+    formula would give 0·inf);  d/dp = a^p·ln(a), defined for a > 0 (taken as 0 where a == 0, the limit for p > 0).
+    A negative base with a non-integer exponent gives NaN, as in NumPy. The Variable form broadcasts.
+
+    Raises:
+        TypeError: if the exponent is given both ways, or neither.
+        ValueError: if a constant exponent is not a single number (use the Variable form for an array of exponents).
     """
 
     def __init__(self, exponent: float | None = None) -> None:
-        self.exponent = exponent
+        if exponent is not None and np.ndim(exponent) != 0:
+            raise ValueError(
+                f"PowOp(exponent): a constant exponent must be a single number, got shape {np.shape(exponent)}; "
+                "pass an array of exponents as a Variable: PowOp()(a, p)"
+            )
+        self.exponent = None if exponent is None else float(exponent)
 
     def forward(self, a: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
         if (p is None) == (self.exponent is None):
@@ -86,10 +96,15 @@ class PowOp(Operator):
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         if self.exponent is not None:
             (a,) = self.inputs
+            if self.exponent == 0:
+                return [np.zeros_like(a)]
             return [gy * self.exponent * np.power(a, self.exponent - 1)]
         a, p = self.inputs
-        ga = sum_to_shape(gy * p * np.power(a, p - 1), a.shape) if self.needs_grad(0) else None
-        gp = None
+        ga = gp = None
+        if self.needs_grad(0):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                slope = np.where(p == 0, 0, p * np.power(a, p - 1))
+            ga = sum_to_shape(gy * slope, a.shape)
         if self.needs_grad(1):
             with np.errstate(divide="ignore", invalid="ignore"):
                 log_a = np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)

@@ -75,9 +75,9 @@ def test_state_dict_is_a_copy_and_load_state_dict_copies_in_place():
     state = a.state_dict()
     state["layers.0.bias"][:] = 7.0
     assert not np.any(a.layers[0].bias.data == 7.0)
-    before = b.layers[0].weight.data
+    before = b.layers[0].weight.data.ctypes.data  # an address, not a reference (copy_ is copy-on-write)
     b.load_state_dict(a.state_dict())
-    assert b.layers[0].weight.data is before  # same array, updated through Parameter.copy_
+    assert b.layers[0].weight.data.ctypes.data == before  # same array, updated through Parameter.copy_
     for (_, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
         np.testing.assert_array_equal(p.data, q.data)
 

@@ -104,3 +104,19 @@ def test_float32_stays_float32(op):
 def test_float32_gradients_match_central_differences_in_float64(op):
     rng = np.random.default_rng(3)
     check_operator(op, rng.standard_normal((3, 4)).astype(np.float32), away_from_zero(rng, (4,)).astype(np.float32))
+
+
+def test_pow_with_exponent_zero_has_zero_gradient_even_at_zero():
+    """d/dx x⁰ = 0 everywhere; the formula p·x^(p-1) would give 0·inf = NaN at x = 0 (found in review)."""
+    x = Variable.from_numpy([0.0, 1.0, -2.0])
+    Engine.backward(PowOp(0.0)(x), grad=np.ones(3))
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0, 0.0])
+    a = Variable.from_numpy([0.0, 0.0, 0.0])
+    p = Variable.from_numpy([2.0, 0.0, 1.0])
+    Engine.backward(PowOp()(a, p), grad=np.ones(3))
+    np.testing.assert_array_equal(a.grad, [0.0, 0.0, 1.0])  # 2·0¹, 0 (constant), 1·0⁰
+
+
+def test_pow_refuses_an_array_as_constant_exponent():
+    with pytest.raises(ValueError, match=r"PowOp\(\)\(a, p\)"):
+        PowOp(np.array([1.0, 2.0, 3.0]))

@@ -1,14 +1,24 @@
 /* Host test driver for an exported model: reads float32 inputs of @MACRO@_INPUT_SIZE values from stdin until EOF,
-   writes @MACRO@_OUTPUT_SIZE float32 outputs per input to stdout (native byte order). Exit status 0 on success. */
+   writes @MACRO@_OUTPUT_SIZE float32 outputs per input to stdout (native byte order).
+   Exit status: 0 at EOF after whole inputs, 2 if predict fails, 3 on a write error, 4 on a read error or a truncated
+   last input. Every pass of the loop consumes at least one value, so it ends at EOF. */
 #include <stdio.h>
 
 #include "@NAME@.h"
+
+#if @MACRO@_INPUT_SIZE < 1 || @MACRO@_OUTPUT_SIZE < 1
+#error "the model must read and write at least one value (a zero-size model would make this loop endless)"
+#endif
 
 int main(void)
 {
     static float input[@MACRO@_INPUT_SIZE];
     static float output[@MACRO@_OUTPUT_SIZE];
-    while (fread(input, sizeof input[0], @MACRO@_INPUT_SIZE, stdin) == @MACRO@_INPUT_SIZE) {
+    for (;;) {
+        const size_t got = fread(input, sizeof input[0], @MACRO@_INPUT_SIZE, stdin);
+        if (got != @MACRO@_INPUT_SIZE) {
+            return (got == 0 && feof(stdin) && !ferror(stdin)) ? 0 : 4;
+        }
         if (@NAME@_predict(input, output) != @MACRO@_OK) {
             return 2;
         }
@@ -16,5 +26,4 @@ int main(void)
             return 3;
         }
     }
-    return ferror(stdin) ? 4 : 0;
 }
