@@ -66,6 +66,7 @@ c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 c.Execute.extra_arguments = [
     "--HistoryManager.hist_file=:memory:",
+    "--IPKernelApp.log_level=ERROR",  # no "running over TCP without encryption" warning per notebook
     kernel_memory_limit_argument(int(os.environ.get("AUTOGRAD_LAB_GRADER_MEMORY_MB", "3072")) * 1024**2),
 ]
 c.LimitOutput.max_lines = 1000

@@ -43,10 +43,16 @@ _STDIO_NAMES = (
     "fread fwrite ferror feof printf"
 )
 
+# A model's files are <ident>.h and <ident>.c, found through -I before the system headers: math.h must stay libm's.
+_HEADER_FILES = (
+    "assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal stdarg stdbool stddef "
+    "stdint stdio stdlib string tgmath time wchar wctype samples startup"
+)
+
 #: Names the C library or the build (object and header files) already uses; exact spellings.
 RESERVED = frozenset(
-    {"main", "input", "output", "arena", "samples", "startup", "malloc", "free", "memcpy", "memset", "NULL",
-     "offsetof", "size_t", "ptrdiff_t", "wchar_t", "max_align_t"}
+    {"main", "input", "output", "arena", "malloc", "free", "memcpy", "memset", "NULL",
+     "offsetof", "size_t", "ptrdiff_t", "wchar_t", "max_align_t"} | set(_HEADER_FILES.split())
     | _stdint_names() | set(_MATH_NAMES.split()) | set(_STDIO_NAMES.split())
 )
 

@@ -47,7 +47,7 @@ def test_float_model_on_the_board_is_bit_identical_to_the_host(target, float_mod
     w1, b1, w2, b2 = (p.data for p in model.parameters())
     np.testing.assert_allclose(printed_outputs(board), np.maximum(x @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-5, atol=1e-5)
     assert sizes.flash > 407_000 and sizes.ram >= 512 and 0 < sizes.stack < 512
-    model_undefined = set(b.undefined_symbols(tmp_path / f"mnist_{target}.o", nm="arm-none-eabi-nm"))
+    model_undefined = set(b.undefined_symbols(tmp_path / f"2_mnist_{target}.o", nm="arm-none-eabi-nm"))
     assert not {"malloc", "free", "printf", "puts", "putchar"} & model_undefined
 
 

@@ -10,6 +10,8 @@ import pytest
 from autograd_lab import Parameter
 from autograd_lab.optim import Adam
 
+from .torch_reference import run_side_by_side
+
 
 def test_issue_case_lr_0_1_gradients_half_then_minus_half():
     """p = 1, lr 0.1, betas (0.9, 0.999), eps 1e-8, grads 0.5 then -0.5: p = 0.9, then 0.90526316.
@@ -39,20 +41,9 @@ def test_first_step_moves_each_element_by_lr_whatever_the_gradient_scale():
                                     {"lr": 0.01, "weight_decay": 0.1}])
 def test_matches_torch_optim_adam_over_five_steps(kwargs):
     torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(1)
-    shapes = [(5, 4), (4,)]
-    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
-    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(5)]
-    ours = [Parameter(a) for a in init]
-    theirs = [torch.tensor(a, requires_grad=True) for a in init]
-    opt, topt = Adam(ours, **kwargs), torch.optim.Adam(theirs, **kwargs)
-    for step in grads:
-        for p, t, g in zip(ours, theirs, step):
-            p.grad, t.grad = g.copy(), torch.from_numpy(g.copy())
-        opt.step()
-        topt.step()
+    ours, theirs = run_side_by_side(Adam, torch.optim.Adam, kwargs, [(5, 4), (4,)], seed=1)
     for p, t in zip(ours, theirs):
-        np.testing.assert_allclose(p.data, t.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p, t, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01])

@@ -10,6 +10,8 @@ import pytest
 from autograd_lab import Parameter
 from autograd_lab.optim import SGD
 
+from .torch_reference import run_side_by_side
+
 
 def run(opt_kwargs: dict, grads: list, p0: float = 1.0) -> list[float]:
     """Apply SGD to a one-element parameter with the given gradients; return p after each step."""
@@ -71,20 +73,9 @@ def test_per_parameter_clipping_as_the_seed_simple_sgd_with_threshold_5():
 )
 def test_matches_torch_optim_sgd_over_five_steps(kwargs):
     torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(0)
-    shapes = [(4, 3), (3,)]
-    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
-    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(5)]
-    ours = [Parameter(a) for a in init]
-    theirs = [torch.tensor(a, requires_grad=True) for a in init]
-    opt, topt = SGD(ours, **kwargs), torch.optim.SGD(theirs, **kwargs)
-    for step in grads:
-        for p, t, g in zip(ours, theirs, step):
-            p.grad, t.grad = g.copy(), torch.from_numpy(g.copy())
-        opt.step()
-        topt.step()
+    ours, theirs = run_side_by_side(SGD, torch.optim.SGD, kwargs, [(4, 3), (3,)], seed=0)
     for p, t in zip(ours, theirs):
-        np.testing.assert_allclose(p.data, t.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(p, t, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 1e-4}])

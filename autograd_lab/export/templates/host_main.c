@@ -15,8 +15,9 @@ int main(void)
     static float input[@MACRO@_INPUT_SIZE];
     static float output[@MACRO@_OUTPUT_SIZE];
     for (;;) {
-        const size_t got = fread(input, sizeof input[0], @MACRO@_INPUT_SIZE, stdin);
-        if (got != @MACRO@_INPUT_SIZE) {
+        /* Counted in bytes, so that a partial last float is seen as a truncated input too. */
+        const size_t got = fread(input, 1, sizeof input, stdin);
+        if (got != sizeof input) {
             return (got == 0 && feof(stdin) && !ferror(stdin)) ? 0 : 4;
         }
         if (@NAME@_predict(input, output) != @MACRO@_OK) {
