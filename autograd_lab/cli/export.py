@@ -40,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     from autograd_lab.data import load_bundled_mnist
     from autograd_lab.export import ExportError, graph_to_c, trace, write_c
     from autograd_lab.export import build as b
+    from autograd_lab.export.codegen import model_identifier
     from autograd_lab.export.lower import lower
-    from autograd_lab.export.names import c_identifier
     from autograd_lab.export.quantize import accuracy_report, quantize_steps
     from autograd_lab.export.simulate import predict
 
     model = load_model(args.model)
-    ident = c_identifier(args.name)
+    ident = model_identifier(args.name)
     if ident != args.name:
         print(f"autograd-lab export-c: note: --name {args.name!r} is not a usable C identifier "
               f"({rename_reason(args.name, ident)}); the model is named {ident!r}", file=sys.stderr)
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def rename_reason(name: str, ident: str) -> str:
-    """Why ``c_identifier`` changed ``name`` into ``ident`` (C99 §6.4.2: letters, digits and _, no leading digit)."""
+    """Why ``model_identifier`` changed ``name`` into ``ident`` (C99 §6.4.2: letters, digits and _, no leading digit)."""
     reasons = []
     if re.search(r"[^A-Za-z0-9_]", name) or not name:
         reasons.append("C names use only letters, digits and _")
@@ -89,6 +89,6 @@ def rename_reason(name: str, ident: str) -> str:
         reasons.append("C names cannot start with a digit")
     if name.startswith("_"):
         reasons.append("a leading _ is reserved for the C implementation")
-    if ident.endswith("_v") and not name.endswith("_v"):
+    if ident.endswith(("_v", "_m")) and not name.endswith(("_v", "_m")):
         reasons.append("it is a C keyword or a name the generated code already uses")
     return "; ".join(reasons)

@@ -94,6 +94,8 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
 
 @dataclass
 class _Sizes:
+    """The numbers the files report: floats in and out, arena and constant bytes, MACs per call."""
+
     input: int
     output: int
     arena: int
@@ -123,7 +125,15 @@ def _skeleton_identifiers(ident: str) -> set[str]:
 
 
 def _own_identifiers(ident: str) -> set[str]:
-    return {t for t in _skeleton_identifiers(ident) if t.startswith((f"{ident}_", f"{ident.upper()}_"))}
+    """The skeleton's identifiers that are made from ``ident`` (``<ident>_predict``, ``<IDENT>_H``...)."""
+    return _skeleton_identifiers(ident) - _fixed_identifiers()
+
+
+@functools.cache
+def _fixed_identifiers() -> frozenset[str]:
+    """The skeleton's identifiers that do not depend on the model's name (NULL, uint32_t, input...)."""
+    probe = "zqx"
+    return frozenset(t for t in _skeleton_identifiers(probe) if probe not in t.lower())
 
 
 @functools.cache

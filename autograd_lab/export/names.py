@@ -36,6 +36,8 @@ _MATH_NAMES = (
     "FP_FAST_FMA FP_FAST_FMAF FP_FAST_FMAL FP_ILOGB0 FP_ILOGBNAN MATH_ERRNO MATH_ERREXCEPT math_errhandling "
     # POSIX constants, defined by <math.h> outside strict ISO mode
     "M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 M_SQRT1_2 "
+    # newlib's extras, outside strict ISO mode
+    "M_TWOPI M_3PI_4 M_SQRTPI M_LN2LO M_LN2HI M_SQRT3 M_IVLN10 M_LOG2_E M_INVLN2 "
     "expf tanhf sqrtf logf fabsf"
 )
 _STDIO_NAMES = (

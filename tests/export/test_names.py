@@ -119,7 +119,7 @@ def test_every_adversarial_name_at_once_compiles_and_computes(run_in_c, model):
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_property_random_adversarial_names_compile_and_compute(run_in_c, data):
     """Random models and random mixes of adversarial and arbitrary unicode names (repeats allowed)."""
@@ -163,3 +163,32 @@ def test_model_names_used_by_the_board_program_still_build(tmp_path, gcc, model)
     rows = [line.split(" bits ")[1].split() for line in text.splitlines() if line.startswith("sample")]
     printed = np.array([[int(h, 16) for h in row] for row in rows], dtype=np.uint32).view(np.float32)
     np.testing.assert_allclose(printed, samples @ w.T, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(("model", "names"), [("al", ["dense", "pack_pair", "quantize", "hi_pair"]),
+                                              ("AL", ["LO_PAIR", "NO_PRESCHEDULE", "DOT2", "GROUP"])])
+def test_int8_constants_named_like_int8_kernels_and_macros(tmp_path, gcc, model, names):
+    """Weights named so that <model>_<weight>_q8 is al_dense_q8 / al_quantize_q8, biases named like the int8
+    helpers and macros (AL_NO_PRESCHEDULE expands to an attribute): the int8 C matches its NumPy simulation bit for
+    bit, and the simulation stays close to the float model (NumPy float64)."""
+    from autograd_lab.export.lower import lower
+    from autograd_lab.export.quantize import quantize_steps
+    from autograd_lab.export.simulate import predict
+
+    rng = np.random.default_rng(4)
+    w1, b1 = rng.normal(0, 0.4, (16, 8)).astype(np.float32), rng.normal(0, 0.1, 16).astype(np.float32)
+    w2, b2 = rng.normal(0, 0.4, (4, 16)).astype(np.float32), rng.normal(0, 0.1, 4).astype(np.float32)
+    x = Variable.from_numpy(np.zeros((1, 8), dtype=np.float32), name="input")
+    h = ReLUOp()(AddOp()(MatMulOp(transpose_b=True)(x, Parameter(w1, name=names[0])), Parameter(b1, name=names[1])))
+    y = AddOp()(MatMulOp(transpose_b=True)(h, Parameter(w2, name=names[2])), Parameter(b2, name=names[3]))
+    graph = graph_from_root(y, x)
+    calibration = rng.normal(0, 1, (64, 8)).astype(np.float32)
+    gen = graph_to_c(graph, model, calibration=calibration)
+    assert "dense_q8" in gen.source  # the int8 kernel is really in use
+    write_c(gen, tmp_path)
+    inputs = rng.normal(0, 1, (16, 8)).astype(np.float32)
+    out = b.run_host(b.build_host(tmp_path, model, tmp_path / "build"), inputs, 4)
+    simulated = predict(graph, quantize_steps(graph, lower(graph), calibration), inputs)
+    np.testing.assert_array_equal(out, simulated)
+    exact = np.maximum(inputs.astype(np.float64) @ w1.T + b1, 0) @ w2.T + b2
+    np.testing.assert_allclose(out, exact, atol=0.1 * np.abs(exact).max())
