@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def rename_reason(name: str, ident: str) -> str:
-    """Why ``model_identifier`` changed ``name`` into ``ident`` (C99 §6.4.2: letters, digits and _, no leading digit)."""
+    """Why ``model_identifier`` changed ``name`` into ``ident`` (C99 §6.4.2: letters, digits, _; no leading digit)."""
     reasons = []
     if re.search(r"[^A-Za-z0-9_]", name) or not name:
         reasons.append("C names use only letters, digits and _")
