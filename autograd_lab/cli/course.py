@@ -8,7 +8,9 @@ notebooks pass their visible tests). Instructors, wrapping nbgrader in the cours
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,59 +106,52 @@ def _instructor(args: argparse.Namespace) -> Any:
     return instructor
 
 
-def _release(args: argparse.Namespace) -> int:
-    from autograd_lab.course.instructor import CourseError
+def _course_errors_as_messages(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn a CourseError (a bad course folder, submission or assignment name) into one error line and status 1."""
 
-    try:
-        written = _instructor(args).release(args.course_dir, args.notebooks, args.assignments)
-    except CourseError as exc:
-        return _fail(exc)
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from autograd_lab.course.instructor import CourseError
+
+        try:
+            return command(args)
+        except CourseError as exc:
+            return _fail(exc)
+
+    return run
+
+
+@_course_errors_as_messages
+def _release(args: argparse.Namespace) -> int:
+    written = _instructor(args).release(args.course_dir, args.notebooks, args.assignments)
     print("\n".join(f"released {p}" for p in written))
     return 0
 
 
+@_course_errors_as_messages
 def _collect(args: argparse.Namespace) -> int:
-    from autograd_lab.course.instructor import CourseError
-
-    try:
-        pairs = _instructor(args).collect(args.course_dir, args.source, args.assignment)
-    except CourseError as exc:
-        return _fail(exc)
+    pairs = _instructor(args).collect(args.course_dir, args.source, args.assignment)
     print("\n".join(f"collected {student}/{assignment}" for student, assignment in pairs))
     return 0
 
 
+@_course_errors_as_messages
 def _autograde(args: argparse.Namespace) -> int:
-    from autograd_lab.course.instructor import CourseError
-
-    try:
-        reports = _instructor(args).autograde(args.course_dir, args.assignment, args.timeout, args.memory_mb)
-    except CourseError as exc:
-        return _fail(exc)
-    for report in reports:
+    for report in _instructor(args).autograde(args.course_dir, args.assignment, args.timeout, args.memory_mb):
         print(report)
     return 0
 
 
+@_course_errors_as_messages
 def _feedback(args: argparse.Namespace) -> int:
-    from autograd_lab.course.instructor import CourseError
-
-    try:
-        files = _instructor(args).feedback(args.course_dir, args.assignment)
-    except CourseError as exc:
-        return _fail(exc)
+    files = _instructor(args).feedback(args.course_dir, args.assignment)
     noun = "feedback file" if len(files) == 1 else "feedback files"
     print(f"wrote {len(files)} {noun} under {args.course_dir / 'feedback'}; no hidden test found in "
           f"{'it' if len(files) == 1 else 'them'}")
     return 0
 
 
+@_course_errors_as_messages
 def _grades(args: argparse.Namespace) -> int:
-    from autograd_lab.course.instructor import CourseError
-
-    try:
-        path = _instructor(args).export_grades(args.course_dir, args.output)
-    except CourseError as exc:
-        return _fail(exc)
-    print(f"wrote {path}")
+    print(f"wrote {_instructor(args).export_grades(args.course_dir, args.output)}")
     return 0
