@@ -115,8 +115,9 @@ def gradcheck(
     # A one-element output is checked as is, so the report shows the plain gradient.
     rng = np.random.default_rng(seed)
     direction = np.ones(out.shape) if out.size == 1 else rng.standard_normal(out.shape)
-    # Also when fn returns one of its inputs unchanged: backward on a leaf root gives it the seed.
-    Engine.backward(out, grad=direction.astype(out.dtype))
+    # Also when fn returns one of its inputs unchanged: backward on a leaf root gives it the seed. Only the inputs
+    # receive gradients, not Parameters or constants that fn closes over.
+    Engine.backward(out, grad=direction.astype(out.dtype), inputs=leaves)
 
     points = [a.astype(np.float64) for a in arrays]
 

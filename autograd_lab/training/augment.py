@@ -40,5 +40,6 @@ def random_shift(x: np.ndarray, rng: np.random.Generator, max_shift: int = 2) ->
     # A window of 28x28 starting at (dy, dx) in [0, 2s]: the image moved by (s - dy, s - dx).
     rows = rng.integers(0, 2 * s + 1, n)[:, None] + np.arange(SIDE)
     cols = rng.integers(0, 2 * s + 1, n)[:, None] + np.arange(SIDE)
-    out = padded[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
-    return out.reshape(n, SIDE * SIDE)
+    out = np.empty((n, SIDE * SIDE), dtype=x.dtype)  # owns its memory, so the trainer can wrap it without a copy
+    out.reshape(n, SIDE, SIDE)[...] = padded[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    return out
