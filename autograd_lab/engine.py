@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,9 @@ from autograd_lab.errors import CycleError, GraphReleasedError, ShapeError
 
 if TYPE_CHECKING:
     from autograd_lab.variable import Variable
+
+# The `needs` of a backward without inputs=: every input's gradient is wanted (zip stops at the shortest).
+_ALL_NEEDED = repeat(True)
 
 
 class Engine:
@@ -153,6 +157,9 @@ class Engine:
         if inputs is not None:
             # A node is wanted when a wanted leaf lies below it; each op learns which inputs need a gradient.
             wanted = set(inputs)
+            not_leaves = [v for v in wanted if v._op is not None or v._released]
+            if not_leaves:
+                raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
             for node in reversed(order):
                 parents = node._parents
                 if parents:
@@ -167,7 +174,8 @@ class Engine:
         leaf_grads: dict[Variable, np.ndarray] = {}
         owned: set[Variable] = set()
         if root._op is None:
-            leaf_grads[root] = seed
+            if wanted is None or root in wanted:
+                leaf_grads[root] = seed
         else:
             root.grad = seed
         owned.add(root)
@@ -187,14 +195,15 @@ class Engine:
                     continue
                 if wanted is None:
                     op._needs = None
+                    needs = _ALL_NEEDED
                 elif node not in wanted:
                     continue
+                else:
+                    needs = op._needs  # type: ignore[assignment]
                 grads = op._run_backward(gy, parents)
-                if wanted is not None:
-                    # Ops may compute gradients nobody asked for; only wanted inputs receive them.
-                    grads = [g if need else None for g, need in zip(grads, op._needs)]  # type: ignore[arg-type]
-                for parent, g in zip(parents, grads):
-                    if g is None:
+                # Ops may compute gradients nobody asked for; only wanted inputs receive them.
+                for parent, g, need in zip(parents, grads, needs):
+                    if g is None or not need:
                         continue
                     if parent._op is None:
                         _accumulate(leaf_grads, parent, g, owned)
@@ -310,8 +319,22 @@ def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -
     """Add this pass's gradients into the leaves' ``.grad``, each leaf getting a private, writable array.
 
     A gradient stored as received may be read-only, a view, or the very array another leaf got; those are copied
-    (optimizers and clipping update ``.grad`` in place).
+    (optimizers and clipping update ``.grad`` in place). Every existing ``.grad`` is checked first, so that a bad one
+    (wrong shape or dtype, set by hand) raises before any leaf is changed.
+
+    Raises:
+        ShapeError: if a leaf's existing ``.grad`` cannot take the new gradient.
     """
+    for leaf, g in grads.items():
+        old = leaf.grad
+        if old is not None and (
+            not isinstance(old, np.ndarray) or old.shape != g.shape or not np.can_cast(g.dtype, old.dtype, "same_kind")
+        ):
+            described = f"shape {old.shape}, dtype {old.dtype}" if isinstance(old, np.ndarray) else type(old).__name__
+            raise ShapeError(
+                f"{leaf!r} already has a .grad ({described}) that a gradient of shape {g.shape}, dtype {g.dtype} "
+                "cannot be added to; set .grad = None before backward"
+            )
     seen: set[int] = set()
     for leaf, g in grads.items():
         if leaf.grad is not None:

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from autograd_lab.operator import Operator
 
 
+_refcount = getattr(sys, "getrefcount", None)
+
+
 def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
     """Turn ``array`` into a read-only floating-point ndarray, by default a private copy.
 
@@ -236,7 +239,8 @@ class Parameter(Variable):
 
     def _private_data(self) -> np.ndarray:
         """The value array, replaced by a private copy first if any other object refers to it."""
-        # Two references are ours: the attribute and getrefcount's own argument. (CPython reference counting.)
-        if sys.getrefcount(self._data) > 2:
+        # Two references are ours: the attribute and getrefcount's own argument (CPython reference counting; where
+        # the interpreter cannot count references, always copy).
+        if _refcount is None or _refcount(self._data) > 2:
             self._data = self._data.copy()
         return self._data

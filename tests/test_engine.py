@@ -329,3 +329,24 @@ def test_cycle_error_names_a_node_on_the_cycle_not_one_downstream_of_it():
     b.parents.append(c)  # tampering: c depends on b and now b on c
     with pytest.raises(CycleError, match=r"cycle of 2 node\(s\) through Variable\('[bc]'"):
         Engine.backward(root)
+
+
+def test_backward_inputs_must_be_leaves_and_a_leaf_root_outside_them_gets_nothing():
+    """Found in review: an internal node in inputs= was silently ignored; a leaf root got a gradient anyway."""
+    a, b = leaf([1.0, 2.0], "a"), leaf([3.0, 4.0], "b")
+    h = MulOp()(a, b)
+    y = SumOp()(MulOp()(h, h))
+    with pytest.raises(ValueError, match="leaves only"):
+        Engine.backward(y, inputs=[a, h], retain_graph=True)
+    Engine.backward(a, grad=np.ones(2), inputs=[b])
+    assert a.grad is None and b.grad is None
+
+
+def test_a_bad_existing_leaf_grad_is_refused_before_any_leaf_changes():
+    """All-or-nothing when storing too: a hand-set .grad of the wrong shape must not leave another leaf updated."""
+    a, b = leaf([1.0, 2.0], "a"), leaf([3.0, 4.0], "b")
+    a.grad = np.zeros(2)
+    b.grad = np.zeros(3)
+    with pytest.raises(ShapeError, match=r"already has a \.grad"):
+        Engine.backward(SumOp()(MulOp()(a, b)))
+    np.testing.assert_array_equal(a.grad, [0.0, 0.0])

@@ -75,11 +75,14 @@ class PowOp(Operator):
     A negative base with a non-integer exponent gives NaN, as in NumPy. The Variable form broadcasts.
 
     Raises:
-        TypeError: if the exponent is given both ways, or neither.
+        TypeError: if the exponent is given both ways, or neither, or is not a real number.
         ValueError: if a constant exponent is not a single number (use the Variable form for an array of exponents).
     """
 
     def __init__(self, exponent: float | None = None) -> None:
+        numeric = not isinstance(exponent, (bool, np.bool_)) and np.asarray(exponent).dtype.kind in "iuf"
+        if exponent is not None and not numeric:
+            raise TypeError(f"PowOp(exponent): the exponent must be a real number, got {exponent!r}")
         if exponent is not None and np.ndim(exponent) != 0:
             raise ValueError(
                 f"PowOp(exponent): a constant exponent must be a single number, got shape {np.shape(exponent)}; "

@@ -120,3 +120,9 @@ def test_pow_with_exponent_zero_has_zero_gradient_even_at_zero():
 def test_pow_refuses_an_array_as_constant_exponent():
     with pytest.raises(ValueError, match=r"PowOp\(\)\(a, p\)"):
         PowOp(np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("exponent", [True, "2"])
+def test_pow_refuses_a_non_numeric_constant_exponent(exponent):
+    with pytest.raises(TypeError, match="real number"):
+        PowOp(exponent)
