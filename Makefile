@@ -43,8 +43,9 @@ test: setup  ## set up and run the whole test suite
 test-fast: setup-python  ## the fast tests only (about half a minute)
 	$(BIN)/python -m pytest -m "not slow" -q
 
-lint:  ## ruff
+lint:  ## ruff and mypy
 	$(BIN)/ruff check autograd_lab tests benchmarks scripts
+	$(BIN)/mypy autograd_lab
 
 bench: setup-python  ## speed and memory benchmarks (ratios measured side by side)
 	$(BIN)/python benchmarks/bench_engine.py

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -14,7 +15,7 @@ def user_callsite(skip: int = 1) -> str | None:
     ``skip`` frames are skipped first (this function's caller is frame 1).
     """
     try:
-        frame = sys._getframe(skip + 1)
+        frame: FrameType | None = sys._getframe(skip + 1)
     except ValueError:
         return None
     while frame is not None:

@@ -161,11 +161,10 @@ class Engine:
             if not_leaves:
                 raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
             for node in reversed(order):
-                parents = node._parents
-                if parents:
-                    needs = tuple([p in wanted for p in parents])
-                    node._op._needs = needs  # type: ignore[union-attr]
-                    if True in needs:
+                op = node._op
+                if op is not None:
+                    op._needs = tuple([p in wanted for p in node._parents])
+                    if True in op._needs:
                         wanted.add(node)
 
         # Leaves' gradients are collected in `leaf_grads` and written only once the whole pass has succeeded, so a
@@ -193,13 +192,14 @@ class Engine:
                     node._released = True
                 if gy is None:
                     continue
+                needs: Iterable[bool]
                 if wanted is None:
                     op._needs = None
                     needs = _ALL_NEEDED
                 elif node not in wanted:
                     continue
                 else:
-                    needs = op._needs  # type: ignore[assignment]
+                    needs = op._needs or _ALL_NEEDED  # None (never set) means every input, as in needs_grad()
                 grads = op._run_backward(gy, parents)
                 # Ops may compute gradients nobody asked for; only wanted inputs receive them.
                 for parent, g, need in zip(parents, grads, needs):

@@ -15,7 +15,7 @@ call only, so state saved for backward (a dropout mask, say) can never be mixed 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -44,8 +44,10 @@ class Operator:
     _called: bool = False
     _created_at: str | None = None
 
-    def forward(self, *xs: np.ndarray) -> np.ndarray:
-        """Compute the output value from the input values. Subclasses implement this."""
+    # Each op declares its own inputs, forward(self, a, b). `*xs: Any, **kwargs: Any` is the typing spec's "any
+    # signature" (like Callable[..., ndarray]), so type checkers accept every such override.
+    def forward(self, *xs: Any, **kwargs: Any) -> np.ndarray:
+        """Compute the output value from the input values (called with the inputs only). Subclasses implement this."""
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:

@@ -112,7 +112,7 @@ def model_identifier(name: str) -> str:
     return ident
 
 
-def emitted_identifiers(ident: str) -> set[str]:
+def emitted_identifiers(ident: str) -> frozenset[str]:
     """Every identifier that the generated header and source of model ``ident`` contain besides the constants:
     all kernel templates (whether used or not, so that naming does not depend on the model's ops) and the
     skeleton around them."""

@@ -111,12 +111,11 @@ def check_input_shape(input_shape: object) -> tuple[int, ...]:
     Raises:
         ExportError: naming the shape, otherwise (``()``, ``(0, 3)``, ``(-1, 4)``, ``(2.5,)``, ``"784"``...).
     """
-    ok = isinstance(input_shape, (tuple, list)) and len(input_shape) > 0 and all(
-        isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) and d > 0 for d in input_shape)
-    if not ok:
+    if not (isinstance(input_shape, (tuple, list)) and len(input_shape) > 0 and all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) and d > 0 for d in input_shape)):
         raise ExportError(f"input_shape {input_shape!r} is not exportable: it must be a non-empty tuple of positive "
                           "integers (the C function reads that many floats; a zero-size input reads nothing)")
-    return tuple(int(d) for d in input_shape)  # type: ignore[union-attr]
+    return tuple(int(d) for d in input_shape)
 
 
 def graph_from_root(root: Variable, input: Variable) -> Graph:

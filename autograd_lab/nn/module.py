@@ -139,7 +139,7 @@ class Module:
                   "meta": dict(meta or {})}
         arrays: dict[str, np.ndarray] = {CONFIG_KEY: np.array(json.dumps(header))}
         arrays.update(self.state_dict())
-        np.savez(path, **arrays)
+        np.savez(path, allow_pickle=False, **arrays)  # load() refuses pickles too
 
     @classmethod
     def load(cls: type[M], path: str | os.PathLike[str]) -> M:

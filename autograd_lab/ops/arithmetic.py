@@ -91,10 +91,11 @@ class PowOp(Operator):
         self.exponent = None if exponent is None else float(exponent)
 
     def forward(self, a: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
-        if (p is None) == (self.exponent is None):
-            raise TypeError("PowOp takes the exponent either as PowOp(exponent)(a) or as PowOp()(a, p), not both")
-        exponent = self.exponent if p is None else p
-        return np.power(a, exponent, dtype=np.result_type(a, np.float32))
+        if p is None and self.exponent is not None:
+            return np.power(a, self.exponent, dtype=np.result_type(a, np.float32))
+        if p is not None and self.exponent is None:
+            return np.power(a, p, dtype=np.result_type(a, np.float32))
+        raise TypeError("PowOp takes the exponent either as PowOp(exponent)(a) or as PowOp()(a, p), not both")
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         if self.exponent is not None:
