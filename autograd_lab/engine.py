@@ -88,28 +88,31 @@ class Engine:
         """
         # 1. Discover the nodes reachable through parents, counting each node's consumers.
         consumers: dict[Variable, int] = {root: 0}
+        count = consumers.get
         stack = [root]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
+            node = pop()
             if node._released:
                 raise _released_error(node)
             for parent in node._parents:
-                if parent in consumers:
-                    consumers[parent] += 1
-                else:
+                n = count(parent)
+                if n is None:
                     consumers[parent] = 1
-                    stack.append(parent)
+                    push(parent)
+                else:
+                    consumers[parent] = n + 1
         # 2. Kahn's algorithm: emit a node once all its consumers are emitted.
         if consumers[root]:
             raise _cycle_error(consumers, root)
         order = [root]
-        i = 0
-        while i < len(order):
-            for parent in order[i]._parents:
-                consumers[parent] -= 1
-                if consumers[parent] == 0:
-                    order.append(parent)
-            i += 1
+        emit = order.append
+        for node in order:  # the list grows while it is walked: a first-in first-out queue
+            for parent in node._parents:
+                n = consumers[parent] - 1
+                consumers[parent] = n
+                if not n:
+                    emit(parent)
         if len(order) != len(consumers):
             raise _cycle_error(consumers, root)
         return order
@@ -153,31 +156,18 @@ class Engine:
             if seed.shape != root.shape:
                 raise ShapeError(f"grad has shape {seed.shape}, but the root has shape {root.shape}")
 
-        wanted: set[Variable] | None = None
-        if inputs is not None:
-            # A node is wanted when a wanted leaf lies below it; each op learns which inputs need a gradient.
-            wanted = set(inputs)
-            not_leaves = [v for v in wanted if v._op is not None or v._released]
-            if not_leaves:
-                raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
-            for node in reversed(order):
-                op = node._op
-                if op is not None:
-                    op._needs = tuple([p in wanted for p in node._parents])
-                    if True in op._needs:
-                        wanted.add(node)
+        wanted = None if inputs is None else _mark_needed(order, inputs)
 
         # Leaves' gradients are collected in `leaf_grads` and written only once the whole pass has succeeded, so a
         # backward that raises part-way leaves every .grad as it was. A gradient stored as received may be shared
         # with another node, so `+=` only goes into arrays in `owned`, which this pass created.
         leaf_grads: dict[Variable, np.ndarray] = {}
-        owned: set[Variable] = set()
+        owned: set[Variable] = {root}
         if root._op is None:
             if wanted is None or root in wanted:
                 leaf_grads[root] = seed
         else:
             root.grad = seed
-        owned.add(root)
         try:
             for node in order:
                 op = node._op
@@ -196,23 +186,29 @@ class Engine:
                 if wanted is None:
                     op._needs = None
                     needs = _ALL_NEEDED
-                elif node not in wanted:
-                    continue
+                elif node in wanted:
+                    needs = op._needs or _ALL_NEEDED  # _mark_needed set it for every op in `order`
                 else:
-                    needs = op._needs or _ALL_NEEDED  # None (never set) means every input, as in needs_grad()
-                grads = op._run_backward(gy, parents)
+                    continue
                 # Ops may compute gradients nobody asked for; only wanted inputs receive them.
-                for parent, g, need in zip(parents, grads, needs):
+                for parent, g, need in zip(parents, op._run_backward(gy, parents), needs):
                     if g is None or not need:
                         continue
-                    if parent._op is None:
-                        _accumulate(leaf_grads, parent, g, owned)
+                    if parent._op is None:  # a leaf
+                        current = leaf_grads.get(parent)
+                        if current is None:
+                            leaf_grads[parent] = g
+                        elif parent in owned:
+                            current += g
+                        else:
+                            leaf_grads[parent] = np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
+                            owned.add(parent)
                     elif parent.grad is None:
                         parent.grad = g
                     elif parent in owned:
                         parent.grad += g
                     else:
-                        parent.grad = np.asarray(parent.grad + g)  # 0-d + 0-d gives a NumPy scalar
+                        parent.grad = np.asarray(parent.grad + g)
                         owned.add(parent)
         except BaseException:
             for node in order:
@@ -303,16 +299,25 @@ def _cycle_error(counts: dict[Variable, int], root: Variable) -> CycleError:
     return CycleError("the graph has a cycle (were .parents edited by hand?)")
 
 
-def _accumulate(grads: dict[Variable, np.ndarray], leaf: Variable, g: np.ndarray, owned: set[Variable]) -> None:
-    """``grads[leaf] += g`` without writing into an array that another node may share."""
-    current = grads.get(leaf)
-    if current is None:
-        grads[leaf] = g
-    elif leaf in owned:
-        current += g
-    else:
-        grads[leaf] = np.asarray(current + g)
-        owned.add(leaf)
+def _mark_needed(order: list[Variable], inputs: Iterable[Variable]) -> set[Variable]:
+    """For ``backward(inputs=...)``: set each op's ``_needs`` (which inputs need a gradient) and return the wanted
+    nodes, the given leaves and every node with one of them below it.
+
+    Raises:
+        ValueError: if an item of ``inputs`` is not a leaf.
+    """
+    wanted = set(inputs)
+    not_leaves = [v for v in wanted if v._op is not None or v._released]
+    if not_leaves:
+        raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
+    is_wanted, add = wanted.__contains__, wanted.add
+    for node in reversed(order):  # leaves first, so a node's parents are decided before it
+        op = node._op
+        if op is not None:
+            needs = op._needs = tuple(map(is_wanted, node._parents))
+            if True in needs:
+                add(node)
+    return wanted
 
 
 def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -> None:
@@ -325,6 +330,28 @@ def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -
     Raises:
         ShapeError: if a leaf's existing ``.grad`` cannot take the new gradient.
     """
+    for leaf in grads:
+        if leaf.grad is not None:  # only then can an existing .grad be unfit (after zero_grad, none is)
+            _check_existing_grads(grads)
+            break
+    seen: set[int] = set()
+    for leaf, g in grads.items():
+        old = leaf.grad
+        if old is not None:
+            if old.flags.writeable:
+                old += g
+            else:
+                leaf.grad = np.asarray(old + g)
+            continue
+        # Cheapest tests first: a view, an array already handed out, a read-only array.
+        if leaf not in owned and (g.base is not None or id(g) in seen or not g.flags.writeable):
+            g = g.copy()
+        seen.add(id(g))
+        leaf.grad = g
+
+
+def _check_existing_grads(grads: dict[Variable, np.ndarray]) -> None:
+    """Raise ShapeError if a leaf's existing ``.grad`` cannot take the new gradient (see :func:`_store_leaf_grads`)."""
     for leaf, g in grads.items():
         old = leaf.grad
         if old is not None and (
@@ -335,15 +362,3 @@ def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -
                 f"{leaf!r} already has a .grad ({described}) that a gradient of shape {g.shape}, dtype {g.dtype} "
                 "cannot be added to; set .grad = None before backward"
             )
-    seen: set[int] = set()
-    for leaf, g in grads.items():
-        if leaf.grad is not None:
-            if leaf.grad.flags.writeable:
-                leaf.grad += g
-            else:
-                leaf.grad = np.asarray(leaf.grad + g)
-            continue
-        if leaf not in owned and (not g.flags.writeable or g.base is not None or id(g) in seen):
-            g = g.copy()
-        seen.add(id(g))
-        leaf.grad = g

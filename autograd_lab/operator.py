@@ -15,6 +15,7 @@ call only, so state saved for backward (a dropout mask, say) can never be mixed 
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,6 +24,10 @@ from autograd_lab._callsite import user_callsite
 from autograd_lab.engine import Engine
 from autograd_lab.errors import AnomalyError, InPlaceModificationError, OperatorReuseError, ShapeError
 from autograd_lab.variable import Variable
+
+# C-level attribute getters: mapping them over the inputs is cheaper than a comprehension (a call per use).
+_value_of = attrgetter("_data")
+_version_of = attrgetter("_version")
 
 
 class Operator:
@@ -84,7 +89,7 @@ class Operator:
             )
         self._called = True
         try:
-            xs = tuple([v._data for v in variables])
+            xs = tuple(map(_value_of, variables))
         except AttributeError:
             bad = next(i for i, v in enumerate(variables) if not isinstance(v, Variable))
             raise TypeError(
@@ -99,7 +104,7 @@ class Operator:
             self.inputs = ()
             del self.output
             return Variable._new(out, None, [])
-        self._versions = [v._version for v in variables]
+        self._versions = list(map(_version_of, variables))
         return Variable._new(out, self, list(variables))
 
     def _run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -134,29 +139,35 @@ class Operator:
             ShapeError: if the count of gradients or a gradient's shape is wrong (names the op and the input index).
             AnomalyError: under ``detect_anomaly()``, if a gradient holds NaN or inf.
         """
-        if [p._version for p in parents] != self._versions:
-            self._raise_modified(parents)
         grads = self.backward(gy)
         if type(grads) is not list or len(grads) != len(parents):
             grads = self._check_count(grads, parents)
+        # One pass over the inputs does every check. The version check may come after backward ran: copy-on-write
+        # kept the saved input values intact, so nothing wrong has been passed on yet.
+        versions = self._versions
+        needs = self._needs
         anomaly = Engine.detect_anomaly
         for i, g in enumerate(grads):
+            parent = parents[i]
+            if parent._version != versions[i]:
+                self._raise_modified(parents)
             if g is None:
-                if self.needs_grad(i):
+                if needs is None or needs[i]:
                     raise ShapeError(
                         f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed"
                     )
                 continue
             if type(g) is not np.ndarray:
                 g = grads[i] = np.asarray(g)
-            data = parents[i]._data
+            data = parent._data
             if g.shape != data.shape:
                 raise ShapeError(
                     f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
                     f"{data.shape} (the input's shape){self._where()}"
                 )
-            if g.dtype != data.dtype:
-                grads[i] = g.astype(data.dtype)
+            dtype = data.dtype
+            if g.dtype is not dtype and g.dtype != dtype:  # dtypes are usually the same object: test that first
+                grads[i] = g.astype(dtype)
             if anomaly and not np.isfinite(g).all():
                 raise AnomalyError(
                     f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"

@@ -215,7 +215,7 @@ class Parameter(Variable):
         data = self._private_data()
         data.setflags(write=True)
         try:
-            np.add(data, delta, out=data, casting="same_kind")
+            np.add(data, delta, out=data)  # a ufunc's default casting into out= is "same_kind"
         finally:
             data.setflags(write=False)
         self._version += 1

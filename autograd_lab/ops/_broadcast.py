@@ -23,12 +23,12 @@ def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     lead = grad.ndim - len(shape)
     if lead:
         # Summing the new leading axes away gives a fresh array (no reshape view, which the engine would copy).
-        grad = grad.sum(axis=tuple(range(lead)))
+        grad = np.add.reduce(grad, axis=0 if lead == 1 else tuple(range(lead)))  # ufunc method: no wrapper
         if not shape:
             return np.asarray(grad)  # a full reduction gives a NumPy scalar
         if grad.shape == shape:
             return grad  # the usual bias case, (N, F) -> (F,): nothing was stretched
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
-        grad = grad.sum(axis=stretched, keepdims=True)
+        grad = np.add.reduce(grad, axis=stretched, keepdims=True)
     return grad

@@ -27,8 +27,18 @@ class MatMulOp(Operator):
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
-        A = _t(a) if self.transpose_a else a
-        B = _t(b) if self.transpose_b else b
+        ta, tb = self.transpose_a, self.transpose_b
+        if a.ndim == 2 and b.ndim == 2:
+            # Two matrices, the common case: the rule below without broadcasting, each product taken directly in
+            # the stored layout (for y = A bᵀ, db = (Aᵀ gy)ᵀ = gyᵀ A; for y = aᵀ B, da = (gy Bᵀ)ᵀ = B gyᵀ).
+            ga2 = gb2 = None
+            if self.needs_grad(0):
+                ga2 = (b.T if tb else b) @ gy.T if ta else gy @ (b if tb else b.T)
+            if self.needs_grad(1):
+                gb2 = gy.T @ (a.T if ta else a) if tb else (a if ta else a.T) @ gy
+            return [ga2, gb2]
+        A = _t(a) if ta else a
+        B = _t(b) if tb else b
         # Promote 1-D operands to matrices so that one rule covers every case, then undo it.
         A2 = A[None, :] if A.ndim == 1 else A
         B2 = B[:, None] if B.ndim == 1 else B
@@ -39,7 +49,7 @@ class MatMulOp(Operator):
         # db = (Aᵀ gy)ᵀ = gyᵀ A: the result is contiguous, where transposing back would give a strided view that
         # the engine must copy before an optimizer may update it in place (a 784x128 copy per step in an MLP).
         if self.needs_grad(0):
-            if self.transpose_a and a.ndim >= 2:
+            if ta and a.ndim >= 2:
                 ga = sum_to_shape(np.matmul(B2, _t(g2)), a.shape)
             else:
                 gA = np.matmul(g2, _t(B2))
@@ -47,7 +57,7 @@ class MatMulOp(Operator):
                     gA = gA[..., 0, :]
                 ga = sum_to_shape(gA, A.shape)
         if self.needs_grad(1):
-            if self.transpose_b and b.ndim >= 2:
+            if tb and b.ndim >= 2:
                 gb = sum_to_shape(np.matmul(_t(g2), A2), b.shape)
             else:
                 gB = np.matmul(_t(A2), g2)

@@ -34,6 +34,7 @@ class SoftmaxCrossEntropyOp(Operator):
 
     _exp: np.ndarray
     _total: np.ndarray
+    _rows: np.ndarray
     _log_probs: np.ndarray | None
     _index_labels: np.ndarray | None
 
@@ -44,24 +45,28 @@ class SoftmaxCrossEntropyOp(Operator):
         if logits.ndim != 2:
             raise ValueError(f"logits must have shape (N, C), got {logits.shape}")
         n, c = logits.shape
-        # log softmax(z) = z - m - log Σ exp(z - m) with m the row maximum (the log-sum-exp trick).
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        with np.errstate(under="ignore"):
+        # log softmax(z) = z - m - log Σ exp(z - m) with m the row maximum (the log-sum-exp trick). The ufuncs'
+        # reduce methods are called directly: ndarray.max/.sum add a Python-level wrapper around the same call.
+        shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
+        index = None
+        with np.errstate(under="ignore", invalid="ignore"):  # exp(-large) underflows to 0, which is exact enough
             exp = np.exp(shifted)
-        total = exp.sum(axis=1, keepdims=True)
+            if labels.shape == (n,):
+                index = labels.astype(np.intp)  # NaN or a huge value casts to garbage; _class_indices refuses it
+        total = np.add.reduce(exp, axis=1, keepdims=True)
         # softmax(z) = exp / total is needed only for the gradient, so backward forms it (into its own array).
         self._exp, self._total = exp, total
         log_total = np.log(total)
-        if labels.shape == (n,):
-            self._index_labels = index = _class_indices(labels, c)
+        if index is not None:
+            self._rows = rows = np.arange(n)
+            self._index_labels = index = _class_indices(index, labels, c)
             self._log_probs = None
-            rows = np.arange(n)
-            # -log p[label] = log Σ exp(z - m) - (z - m)[label]
-            loss = (log_total.sum() - shifted[rows, index].sum()) / n
+            # -log p[label] = log Σ exp(z - m) - (z - m)[label], summed over the batch
+            loss = np.add.reduce(log_total[:, 0] - shifted[rows, index]) / n
         elif labels.shape == (n, c):
             self._index_labels = None
             self._log_probs = log_p = shifted - log_total
-            loss = -(labels * log_p).sum() / n
+            loss = -np.add.reduce(labels * log_p, axis=None) / n
         else:
             raise ValueError(f"labels must have shape ({n},) (class indices) or ({n}, {c}) (probabilities)")
         # Adding 0.0 turns a loss of -0.0 (a perfect prediction) into 0.0.
@@ -77,9 +82,10 @@ class SoftmaxCrossEntropyOp(Operator):
             if self._index_labels is None:
                 g_logits -= labels.reshape(g_logits.shape).astype(logits.dtype, copy=False)
             else:
-                g_logits[np.arange(n), self._index_labels] -= 1
+                g_logits[self._rows, self._index_labels] -= 1
             g_logits *= scale
-            g_logits = g_logits.reshape(logits.shape)
+            if logits.ndim == 1:
+                g_logits = g_logits.reshape(logits.shape)
         if self.needs_grad(1):
             if self._index_labels is not None:
                 g_labels = np.zeros_like(labels)
@@ -89,14 +95,17 @@ class SoftmaxCrossEntropyOp(Operator):
         return [g_logits, g_labels]
 
 
-def _class_indices(labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """Integer class indices from a label array held as floats; ValueError unless whole numbers in [0, n_classes)."""
-    lowest, highest = labels.min(), labels.max()
-    # NaN fails both comparisons, so it is refused here too.
-    if lowest >= 0 and highest < n_classes:
-        index = labels.astype(np.intp)
-        if not np.count_nonzero(index != labels):  # whole numbers (count_nonzero is cheaper than .all() here)
-            return index
+def _class_indices(index: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """Return ``index`` (``labels`` cast to integers) if every label is a whole number in [0, n_classes).
+
+    One comparison finds labels that are not whole numbers (NaN included: it equals nothing); viewing the indices as
+    unsigned turns a negative one into a huge one, so one bound covers both ends of the range.
+
+    Raises:
+        ValueError: naming the first bad label.
+    """
+    if not np.count_nonzero(index != labels) and not np.count_nonzero(index.view(np.uintp) >= n_classes):
+        return index
     valid = (labels >= 0) & (labels < n_classes) & (np.floor(labels) == labels)
     bad = int(np.flatnonzero(~valid)[0])
     raise ValueError(f"index labels must be whole numbers in [0, {n_classes}); labels[{bad}] = {labels[bad]}")

@@ -106,14 +106,29 @@ def test_labels_have_no_gradient_for_index_labels():
         ([-1, 0], r"labels\[0\] = -1"),
         ([0.5, 1], r"labels\[0\] = 0.5"),
         ([np.nan, 1], r"labels\[0\] = nan"),
+        ([1, np.inf], r"labels\[1\] = inf"),
+        ([1, -np.inf], r"labels\[1\] = -inf"),
+        ([1e20, 0], r"labels\[0\] = 1e\+20"),
+        ([0, -1e20], r"labels\[1\] = -1e\+20"),
+        ([2, 2.0**64], r"labels\[1\] = 1.8446"),  # 2^64: cast to an unsigned integer, it could wrap to 0
+        ([1, -2.0**63], r"labels\[1\] = -9.22"),  # the most negative int64: negative, however it is cast
+        ([0, 2.0000001], r"labels\[1\] = 2.0000001"),
         ([0, 1, 2], r"labels must have shape \(2,\)"),
     ],
 )
 def test_bad_labels_raise_a_clear_error(labels, message):
     z = Variable.from_numpy(np.zeros((2, 3)))
-    with pytest.raises(ShapeError, match=message) as info:
+    # Under errstate(all="raise") a bad label must still give the clear error, not a FloatingPointError from a cast.
+    with np.errstate(all="raise"), pytest.raises(ShapeError, match=message) as info:
         SoftmaxCrossEntropyOp()(z, Variable.from_numpy(labels))
     assert "SoftmaxCrossEntropyOp" in str(info.value) and __file__ in str(info.value)
+
+
+def test_largest_and_smallest_valid_labels_are_accepted_and_picked():
+    z = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    loss = SoftmaxCrossEntropyOp()(Variable.from_numpy(z), Variable.from_numpy(np.array([2.0, -0.0])))
+    expected = np.mean([np.log(np.exp(z[0]).sum()) - 2.0, np.log(np.exp(z[1]).sum()) - 3.0])
+    assert float(loss.data) == pytest.approx(expected, rel=1e-15)
 
 
 @pytest.mark.parametrize(
