@@ -150,7 +150,7 @@ class Engine:
                 raise ShapeError(
                     f"backward needs grad= for a root of shape {root.shape}; only a one-element root is seeded with 1"
                 )
-            seed = np.array(1, dtype=root.dtype, ndmin=root.ndim)  # shape (1, ..., 1): the root's, as size is 1
+            seed = np.ones(root.shape, dtype=root.dtype)  # a fresh array, never a view: a leaf root keeps it
         else:
             seed = np.array(grad, dtype=root.dtype, copy=True)
             if seed.shape != root.shape:

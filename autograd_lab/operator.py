@@ -139,18 +139,16 @@ class Operator:
             ShapeError: if the count of gradients or a gradient's shape is wrong (names the op and the input index).
             AnomalyError: under ``detect_anomaly()``, if a gradient holds NaN or inf.
         """
+        # A modified input is reported first, whatever else might go wrong: it is the cause.
+        if list(map(_version_of, parents)) != self._versions:
+            self._raise_modified(parents)
         grads = self.backward(gy)
         if type(grads) is not list or len(grads) != len(parents):
             grads = self._check_count(grads, parents)
-        # One pass over the inputs does every check. The version check may come after backward ran: copy-on-write
-        # kept the saved input values intact, so nothing wrong has been passed on yet.
-        versions = self._versions
         needs = self._needs
         anomaly = Engine.detect_anomaly
         for i, g in enumerate(grads):
             parent = parents[i]
-            if parent._version != versions[i]:
-                self._raise_modified(parents)
             if g is None:
                 if needs is None or needs[i]:
                     raise ShapeError(

@@ -310,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in best.items():
         print(f"  {name:13s} {seconds:6.3f} s CPU   {wall[name]:6.3f} s wall")
     ratio_np = best["autograd-lab"] / best["numpy"]
+    steps = -(-len(x) // BATCH)
+    print(f"  per step: numpy {best['numpy'] / steps * 1e6:.0f} us; the graph adds "
+          f"{(best['autograd-lab'] - best['numpy']) / steps * 1e6:.0f} us (op objects, Kahn ordering, checks)")
     print(f"  autograd-lab / numpy   = {ratio_np:.3f}  (target <= {TARGET_NUMPY}): "
           f"{'PASS' if ratio_np <= TARGET_NUMPY else 'MISS'}")
     if "pytorch" in best:

@@ -350,3 +350,42 @@ def test_a_bad_existing_leaf_grad_is_refused_before_any_leaf_changes():
     with pytest.raises(ShapeError, match=r"already has a \.grad"):
         Engine.backward(SumOp()(MulOp()(a, b)))
     np.testing.assert_array_equal(a.grad, [0.0, 0.0])
+
+
+# -- cases found by the second review (the faster engine), each with its right value ---------------------------------
+def test_a_modified_input_is_reported_before_any_other_fault_of_the_backward():
+    """Found in review: with the version check after backward, a NaN gradient or a bad return hid the real cause."""
+    from autograd_lab import InPlaceModificationError, Operator, detect_anomaly
+    from autograd_lab.ops import DivOp
+
+    a, b = Parameter(np.array([1.0, 1.0])), Parameter(np.array([0.0, 1.0]))
+    with np.errstate(all="ignore"):
+        y = SumOp()(DivOp()(a, b))  # d/da = 1/b is inf at b = 0: an anomaly, but b changed first
+    b.add_(np.ones(2))
+    with np.errstate(all="ignore"), detect_anomaly(), pytest.raises(InPlaceModificationError, match="DivOp input 1"):
+        Engine.backward(y)
+
+    calls = []
+
+    class BrokenOp(Operator):
+        """Identity forward; a backward that returns too few gradients and records that it ran."""
+
+        def forward(self, x, w):
+            return x + w
+
+        def backward(self, gy):
+            calls.append(1)
+            return [gy]
+
+    x, w = leaf([1.0]), Parameter(np.array([2.0]))
+    z = BrokenOp()(x, w)
+    w.add_(np.ones(1))
+    with pytest.raises(InPlaceModificationError, match="BrokenOp input 1"):
+        Engine.backward(z)
+    assert calls == []  # refused before the op's backward ran
+
+
+def test_a_leaf_root_gets_a_private_gradient_not_a_view():
+    x = Variable.from_numpy(np.array([[3.0]]))
+    Engine.backward(x)
+    assert x.grad.base is None and x.grad.flags.writeable and x.grad.shape == (1, 1) and x.grad[0, 0] == 1.0

@@ -28,8 +28,8 @@ class SoftmaxCrossEntropyOp(Operator):
         dL/dt = -log softmax(z) / N for probability targets; 0 for index labels (they are discrete).
 
     Raises:
-        ShapeError: if logits are not 1-D or 2-D, labels do not match them, or index labels are not whole numbers
-            in [0, C) (names the op, the shapes and the calling line).
+        ShapeError: if logits are not 1-D or 2-D, are empty (no example or no class), labels do not match them, or
+            index labels are not whole numbers in [0, C) (names the op, the shapes and the calling line).
     """
 
     _exp: np.ndarray
@@ -45,6 +45,8 @@ class SoftmaxCrossEntropyOp(Operator):
         if logits.ndim != 2:
             raise ValueError(f"logits must have shape (N, C), got {logits.shape}")
         n, c = logits.shape
+        if n == 0 or c == 0:
+            raise ValueError(f"logits must have at least one example and one class, got shape {logits.shape}")
         # log softmax(z) = z - m - log Σ exp(z - m) with m the row maximum (the log-sum-exp trick). The ufuncs'
         # reduce methods are called directly: ndarray.max/.sum add a Python-level wrapper around the same call.
         shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)

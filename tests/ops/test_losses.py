@@ -164,3 +164,11 @@ def test_mse_float32():
 def test_mse_refuses_to_broadcast():
     with pytest.raises(ShapeError, match=r"same shape, got \(4, 1\) and \(4,\)"):
         MSELossOp()(Variable.from_numpy(np.zeros((4, 1))), Variable.from_numpy(np.zeros(4)))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0)])
+def test_an_empty_batch_or_no_class_is_refused_not_a_nan_loss(shape):
+    """Found in review: a (0, 3) batch gave a NaN loss with a divide warning instead of an error."""
+    labels = np.zeros(shape[0])
+    with pytest.raises(ShapeError, match=rf"at least one example and one class, got shape \({shape[0]}, {shape[1]}\)"):
+        SoftmaxCrossEntropyOp()(Variable.from_numpy(np.zeros(shape)), Variable.from_numpy(labels))
