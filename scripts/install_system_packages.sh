@@ -3,7 +3,7 @@
 # graphviz (the `dot` program), the Arm cross toolchain and QEMU (the C exporter's proof),
 # the full Fashion-MNIST set (full-scale training tests) and Chromium (the browser test).
 set -euo pipefail
-packages=(graphviz gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+packages=(bubblewrap graphviz gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
           dataset-fashion-mnist chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from autograd_lab import __version__
 
 if TYPE_CHECKING:
-    from autograd_lab.nn import MLP
+    from autograd_lab.nn import Module
 
 #: Subcommand modules, in the order ``-h`` lists them.
 SUBCOMMANDS: list[str] = [
@@ -87,13 +87,14 @@ def float_in(low: float, high: float = math.inf, *, low_open: bool = False, high
     return parse
 
 
-def load_model(path: str | os.PathLike[str]) -> MLP:
-    """``MLP.load(path)`` for a subcommand: a missing, unreadable or damaged file becomes a :class:`UsageError`."""
-    from autograd_lab.nn import MLP
+def load_model(path: str | os.PathLike[str]) -> Module:
+    """Load a saved model of any known class for a subcommand: a missing, unreadable or damaged file becomes a
+    :class:`UsageError`."""
     from autograd_lab.nn.module import ModelFileError
+    from autograd_lab.training.models import load_model as load_any
 
     try:
-        return MLP.load(path)
+        return load_any(path)
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -8,6 +8,7 @@ from typing import Any
 
 from autograd_lab.cli import HelpFormatter, float_in, int_at_least
 from autograd_lab.training.job import OPTIMIZERS, TrainConfig
+from autograd_lab.training.models import MODELS
 
 DATASETS = ("mnist", "fashion-mnist", "mnist-bundled")
 
@@ -34,6 +35,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     data.add_argument("--val-fraction", type=float_in(0, 1, high_open=True), default=d.val_fraction,
                       help="share of the training images held out for validation")
     model = p.add_argument_group("model")
+    model.add_argument("--model", choices=sorted(MODELS), default=d.model,
+                       help="; ".join(f"{name}: {text}" for name, (_, text) in sorted(MODELS.items())))
     model.add_argument("--hidden", type=int_at_least(1), nargs="+", default=d.hidden, metavar="N",
                        help="hidden layer widths")
     model.add_argument("--activation", choices=("relu", "leaky_relu", "sigmoid", "tanh"), default=d.activation,

@@ -27,11 +27,12 @@ from autograd_lab import __version__
 from autograd_lab.data import Dataset, load_dataset
 from autograd_lab.modes import detect_anomaly
 from autograd_lab.nn.activation import ACTIVATIONS
-from autograd_lab.nn.mlp import MLP
+from autograd_lab.nn.module import Module
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.optim.optimizer import Optimizer
 from autograd_lab.training.evaluate import evaluate, predict
 from autograd_lab.training.loop import History, fit, seeded_generators
+from autograd_lab.training.models import build_model
 
 Log = Callable[[str], None]
 OPTIMIZERS = ("sgd", "adam")
@@ -43,6 +44,7 @@ class TrainConfig:
     in well under a minute (measured: see benchmarks/bench_training.py and tests/test_train.py)."""
 
     dataset: str = "mnist"
+    model: str = "mlp"
     data_dir: str | None = None
     download: bool | None = None
     epochs: int = 20
@@ -91,6 +93,10 @@ class TrainConfig:
             fail("clip_norm", "None or a number in (0, inf)")
         if self.optimizer not in OPTIMIZERS:
             fail("optimizer", f"one of {OPTIMIZERS}")
+        from autograd_lab.training.models import MODELS
+
+        if self.model not in MODELS:
+            fail("model", f"one of {sorted(MODELS)}")
         if self.activation not in ACTIVATIONS:
             fail("activation", f"one of {sorted(ACTIVATIONS)}")
 
@@ -99,7 +105,7 @@ class TrainConfig:
 class TrainResult:
     """What a run produced: the model, its history, the test scores and where the files went."""
 
-    model: MLP
+    model: Module
     history: History
     test_loss: float
     test_accuracy: float
@@ -108,7 +114,7 @@ class TrainResult:
     metrics: dict[str, Any]
 
 
-def make_optimizer(config: TrainConfig, model: MLP) -> Optimizer:
+def make_optimizer(config: TrainConfig, model: Module) -> Optimizer:
     """The optimizer named by ``config.optimizer`` over ``model.parameters()``.
 
     Raises:
@@ -157,10 +163,9 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     init_rng, order_rng, split_rng = seeded_generators(config.seed, 3)
     x_train, y_train, x_val, y_val = split_validation(data.x_train, data.y_train, config.val_fraction, split_rng)
     n_classes = len(data.class_names)
-    model = MLP([x_train.shape[1], *config.hidden, n_classes], activation=config.activation, dropout=config.dropout,
-                layer_norm=config.layer_norm, rng=init_rng)
+    model = build_model(config, x_train.shape[1], n_classes, init_rng)
     optimizer = make_optimizer(config, model)
-    log(f"model: {model.sizes} {config.activation}, {model.num_parameters():,} parameters; optimizer "
+    log(f"model: {config.model} {model.config()}, {model.num_parameters():,} parameters; optimizer "
         f"{config.optimizer} lr {config.lr}; {len(x_train)} training / {len(x_val)} validation images")
     train_start = time.perf_counter()
     kwargs: dict[str, Any] = dict(epochs=config.epochs, batch_size=config.batch_size, rng=order_rng, x_val=x_val,
@@ -201,7 +206,7 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     return TrainResult(model, history, test_loss, test_accuracy, data, files, metrics)
 
 
-def save_plots(model: MLP, data: Dataset, history: History, out: Path, log: Log) -> dict[str, Path]:
+def save_plots(model: Module, data: Dataset, history: History, out: Path, log: Log) -> dict[str, Path]:
     """Write curves.png, confusion.png and misclassified.png into ``out``; skip them (saying why) without matplotlib.
 
     Returns:

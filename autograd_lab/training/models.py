@@ -1,0 +1,66 @@
+"""The models ``autograd-lab train --model NAME`` can build, by name.
+
+Every model maps a batch of flat images, x (N, D) float32 with D = 28 * 28, to logits (N, n_classes); models that
+need another layout (a CNN's (N, 1, 28, 28), a recurrent net's (N, 28, 28) rows) reshape inside their ``forward``.
+So the trainer, the data pipeline and ``evaluate`` are the same for every model.
+
+A builder receives the :class:`~autograd_lab.training.job.TrainConfig`, the input width D, the number of classes and
+the generator for the initial weights, and returns a :class:`~autograd_lab.nn.Module` that can be saved
+(``config()``) and loaded again by :func:`load_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from autograd_lab.nn.mlp import MLP
+from autograd_lab.nn.module import ModelFileError, Module, read_header
+
+if TYPE_CHECKING:
+    from autograd_lab.training.job import TrainConfig
+
+Builder = Callable[["TrainConfig", int, int, np.random.Generator], Module]
+
+
+def _mlp(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
+    return MLP([n_inputs, *config.hidden, n_classes], activation=config.activation, dropout=config.dropout,
+               layer_norm=config.layer_norm, rng=rng)
+
+
+#: name -> (builder, one line for ``--help``). Each model family registers itself here.
+MODELS: dict[str, tuple[Builder, str]] = {
+    "mlp": (_mlp, "multilayer perceptron (--hidden, --activation, --dropout, --layer-norm)"),
+}
+
+#: Saved class name -> the class that loads it (``Module.save`` records the class name).
+MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP}
+
+
+def build_model(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
+    """The model named by ``config.model``.
+
+    Raises:
+        ValueError: for an unknown model name, listing the known ones.
+    """
+    try:
+        builder, _ = MODELS[config.model]
+    except KeyError:
+        raise ValueError(f"unknown model {config.model!r}; choose one of {sorted(MODELS)}") from None
+    return builder(config, n_inputs, n_classes, rng)
+
+
+def load_model(path: Any) -> Module:
+    """Load a model saved by ``autograd-lab train`` whatever its class.
+
+    Raises:
+        ModelFileError: if the file is damaged (see :meth:`Module.load`) or holds a class this library does not know.
+    """
+    name = read_header(path)["class"]
+    cls = MODEL_CLASSES.get(name)
+    if cls is None:
+        raise ModelFileError(f"{path}: holds a {name}, which is not a model this library can load "
+                             f"(known: {', '.join(sorted(MODEL_CLASSES))})")
+    return cls.load(path)
