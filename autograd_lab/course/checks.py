@@ -19,7 +19,9 @@ Example, in a hidden test::
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import os
 import re
 import types
 from collections.abc import Iterator
@@ -28,6 +30,44 @@ from typing import Any
 from autograd_lab.operator import Operator
 
 PACKAGE = "autograd_lab"
+
+
+#: Where the grader puts the instructor's secret: an environment variable, or a file named by one. Without either,
+#: the public default below is used (CI, learners' own runs), so the visible behaviour is reproducible.
+SECRET_ENV = "AUTOGRAD_LAB_GRADING_SECRET"
+SECRET_FILE_ENV = "AUTOGRAD_LAB_GRADING_SECRET_FILE"
+PUBLIC_SECRET = "autograd-lab-public-default"
+
+
+def grading_seed(tag: str) -> int:
+    """A 64-bit seed for the hidden test named ``tag`` (its ``grade_id``), derived from the grading secret.
+
+    The source notebooks are public, so hidden tests draw their inputs from values a student cannot predict:
+    SHA-256 of the secret and ``tag``. The secret is read from ``$AUTOGRAD_LAB_GRADING_SECRET`` or from the file
+    named by ``$AUTOGRAD_LAB_GRADING_SECRET_FILE``; without either it is the public default (see docs/instructor.md).
+
+    Raises:
+        OSError: if ``$AUTOGRAD_LAB_GRADING_SECRET_FILE`` names a file that cannot be read.
+    """
+    secret = os.environ.get(SECRET_ENV)
+    if secret is None and os.environ.get(SECRET_FILE_ENV):
+        with open(os.environ[SECRET_FILE_ENV], encoding="utf-8") as f:
+            secret = f.read().strip()
+    digest = hashlib.sha256(f"{secret or PUBLIC_SECRET}\0{tag}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def grading_rng(tag: str) -> Any:
+    """``np.random.default_rng(grading_seed(tag))``: the generator a hidden test draws its inputs from.
+
+    Example, in the hidden part of the test cell ``add_op_test``::
+
+        hidden = checks.grading_rng("add_op_test")
+        A, B = hidden.normal(size=(3, 4)), hidden.normal(size=(3, 4))
+    """
+    import numpy as np
+
+    return np.random.default_rng(grading_seed(tag))
 
 
 class NotOwnCodeError(AssertionError):
