@@ -15,6 +15,7 @@ call only, so state saved for backward (a dropout mask, say) can never be mixed 
 
 from __future__ import annotations
 
+import inspect
 from operator import attrgetter
 from typing import Any, ClassVar
 
@@ -85,7 +86,7 @@ class Operator:
         if self._called:
             raise OperatorReuseError(
                 f"this {type(self).__name__} instance was already called; an operator records one call, "
-                f"so create a new one for each use: {type(self).__name__}(...)(x)"
+                f"so create a new one for each use: {self!r}({_argument_names(self, len(variables))})"
             )
         self._called = True
         try:
@@ -200,3 +201,14 @@ def _describe_bad(a: np.ndarray) -> str:
     n_inf = int(np.isinf(a).sum())
     first = np.unravel_index(int(np.flatnonzero(~np.isfinite(a))[0]), a.shape) if a.ndim else ()
     return f"{n_nan} NaN and {n_inf} inf (first at index {tuple(int(i) for i in first)})"
+
+
+
+def _argument_names(op: Operator, n_given: int) -> str:
+    """The arguments of a call of ``op``, for messages: the names of its ``forward`` parameters (``a, b`` for
+    ``MulOp``), or ``x0, x1, ...`` for a ``forward(*xs)`` (as many as this call passed)."""
+    params = list(inspect.signature(type(op).forward).parameters.values())[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not names or any(p.kind is p.VAR_POSITIONAL for p in params):
+        names = ["x"] if n_given == 1 else [f"x{i}" for i in range(n_given)]
+    return ", ".join(names)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from autograd_lab import Engine, Operator, OperatorReuseError, ShapeError, Variable
-from autograd_lab.ops import AddOp, MatMulOp, MulOp
+from autograd_lab.ops import AddOp, MatMulOp, MulOp, ReLUOp
 
 
 class Double(Operator):
@@ -65,6 +65,34 @@ def test_calling_an_operator_twice_raises():
     op(x, x)
     with pytest.raises(OperatorReuseError, match=r"AddOp instance was already called"):
         op(x, x)
+
+
+class SumOfAll(Operator):
+    """Elementwise sum of any number of inputs: a ``forward(*xs)``."""
+
+    def forward(self, *xs: np.ndarray) -> np.ndarray:
+        return sum(xs[1:], xs[0])
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        return [gy] * len(self.inputs)
+
+
+@pytest.mark.parametrize(
+    ("make_op", "n_inputs", "suggestion"),
+    [
+        (lambda: MulOp(), 2, "MulOp()(a, b)"),  # issue 14: the message used to suggest MulOp(...)(x)
+        (lambda: MatMulOp(transpose_b=True), 2, "MatMulOp(transpose_a=False, transpose_b=True)(a, b)"),
+        (lambda: ReLUOp(), 1, "ReLUOp()(x)"),
+        (lambda: SumOfAll(), 3, "SumOfAll()(x0, x1, x2)"),  # forward(*xs): as many as were passed
+    ],
+)
+def test_reuse_error_suggests_a_call_with_the_ops_own_number_of_arguments(make_op, n_inputs, suggestion):
+    op = make_op()
+    xs = [Variable.from_numpy(np.ones((2, 2))) for _ in range(n_inputs)]
+    op(*xs)
+    with pytest.raises(OperatorReuseError) as info:
+        op(*xs)
+    assert str(info.value).endswith(f"create a new one for each use: {suggestion}")
 
 
 def test_non_variable_input_raises_type_error_naming_the_op_and_index():
