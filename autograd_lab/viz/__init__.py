@@ -4,6 +4,8 @@ Graph views (need the ``graphviz`` package; rendering needs the Graphviz ``dot``
 
     from autograd_lab.viz import draw_graph, backward_stepper, show_backward_steps
     draw_graph(loss)                    # displays inline in Jupyter; .source is the DOT text
+    draw_graph(loss).save_as("graph.png")  # or .svg, .pdf, .dot: the suffix picks the format
+    show_backward_steps(loss)           # every frame embedded: works in saved notebooks, without a kernel
 
 Diagnostics plots (need matplotlib; each returns a ``matplotlib.figure.Figure`` and never calls ``plt.show``)::
 
@@ -27,6 +29,7 @@ _SOURCES = {
     "plot_misclassified": "plots",
     "plot_training_curves": "plots",
     "plot_weight_histograms": "plots",
+    "BackwardAnimation": "animation",
     "BackwardStep": "stepper",
     "backward_step_graphs": "stepper",
     "backward_stepper": "stepper",
@@ -48,6 +51,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BackwardAnimation",
     "BackwardStep",
     "DotNotFoundError",
     "GraphView",

@@ -8,6 +8,7 @@ to install.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import graphviz
@@ -23,6 +24,10 @@ INSTALL_HINT = (
 )
 
 
+#: Picture formats :meth:`GraphView.save_as` renders with Graphviz (DOT text is written as well: ``.dot``, ``.gv``).
+SAVE_FORMATS = ("png", "svg", "pdf")
+
+
 class DotNotFoundError(graphviz.ExecutableNotFound):
     """Rendering needs the Graphviz ``dot`` program and it is not on PATH. The message says how to install it."""
 
@@ -33,15 +38,18 @@ class DotNotFoundError(graphviz.ExecutableNotFound):
 class GraphView(graphviz.Digraph):
     """The drawing returned by :func:`~autograd_lab.viz.draw_graph`.
 
-    Use it like any ``graphviz.Digraph``: it displays inline in Jupyter (as SVG), ``.source`` is the DOT text,
-    ``.pipe(format="svg")`` returns the rendered bytes and ``.render("graph", format="png")`` writes a file.
+    Use it like any ``graphviz.Digraph``: it displays inline in Jupyter (as SVG), ``.source`` is the DOT text and
+    ``.pipe(format="svg")`` returns the rendered bytes. ``.save_as("graph.png")`` writes one picture file, in the format
+    its suffix names (PNG needs no SVG converter: Graphviz renders it itself).
 
     Attributes:
         summary: a short, deterministic description (node and edge counts, folds) used as the ``repr``, so that a
             notebook cell showing a drawing has no memory address in its text output (nbval compares that text).
+        caption: the caption printed above the drawing, if any (the stepper's "step k of n: ...").
     """
 
     summary: str = ""
+    caption: str = ""
 
     def pipe(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """``graphviz.Digraph.pipe``, raising :class:`DotNotFoundError` when ``dot`` is missing."""
@@ -56,6 +64,35 @@ class GraphView(graphviz.Digraph):
             return super().render(*args, **kwargs)
         except graphviz.ExecutableNotFound as exc:
             raise DotNotFoundError() from exc
+
+    def save_as(self, path: str | Path, *, dpi: int = 144) -> Path:
+        """Write the drawing to ``path`` in the format its suffix names, and return the path.
+
+        Suffixes: ``.png`` (raster, ``dpi`` dots per inch), ``.svg``, ``.pdf``, and ``.dot`` / ``.gv`` (the DOT text,
+        which needs no Graphviz program).
+        Unlike ``render`` (and graphviz's own ``save``, which writes the DOT text), exactly one file is written, at
+        exactly ``path``.
+
+        Raises:
+            ValueError: for any other suffix (the message lists the supported ones).
+            DotNotFoundError: for a rendered format when the Graphviz ``dot`` program is missing.
+        """
+        path = Path(path)
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt in ("dot", "gv"):
+            path.write_text(self.source, encoding="utf-8")
+            return path
+        if fmt not in SAVE_FORMATS:
+            raise ValueError(
+                f"cannot tell the picture format from {path.name!r}: end the file name with one of "
+                + ", ".join(f".{f}" for f in (*SAVE_FORMATS, "dot", "gv"))
+            )
+        view = self
+        if fmt == "png":
+            view = self.copy()
+            view.attr(dpi=str(dpi))  # Graphviz's default of 72 dpi gives blurry text
+        path.write_bytes(view.pipe(format=fmt))
+        return path
 
     def __repr__(self) -> str:
         return f"<GraphView: {self.summary}>"

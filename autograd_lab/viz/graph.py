@@ -17,6 +17,7 @@ MatMul. A value or gradient holding NaN or inf is printed in red on a pink cell 
 Node ids are ``n<k>`` for the Variable at position k of ``Engine.topo_sort(root)`` and ``op<k>`` for the Operator
 that produced it; groups and folded boxes are ``cluster_g<k>`` and ``f<k>``. The DOT text therefore depends only on
 the graph, never on memory addresses, and is identical from run to run.
+An unnamed Variable is titled with its node id (``n3``: the fourth Variable in that order); the legend says so.
 """
 
 from __future__ import annotations
@@ -113,12 +114,13 @@ def build_view(
     current: Variable | None = None,
     updated: frozenset[Variable] = frozenset(),
     caption: str | None = None,
+    freed: frozenset[Variable] = frozenset(),
 ) -> GraphView:
     """Draw the graph; the backward stepper's entry point.
 
     ``grads`` replaces the ``.grad`` attributes as the source of gradients; ``current`` is the node whose operator
     just ran backward (drawn in green) and ``updated`` the nodes whose gradient it just changed; ``caption`` is
-    printed above the drawing.
+    printed above the drawing (and kept as the view's ``caption``); ``freed`` nodes are drawn with "grad freed".
     """
     if not isinstance(root, Variable):
         raise TypeError(f"draw_graph expects a Variable, got {type(root).__name__}")
@@ -172,7 +174,9 @@ def build_view(
             attrs.update(color=STEP_COLOR, penwidth="3")
         if v is root:
             attrs["peripheries"] = "2"
-        label = _variable_label(v, f"n{k}", "root" if v is root and kind == "internal" else kind, grad, options)
+        label = _variable_label(
+            v, f"n{k}", "root" if v is root and kind == "internal" else kind, grad, options, v in freed
+        )
         home(v).node(f"n{k}", label=label, **attrs)
         n_nodes += 1
         op = v.op
@@ -217,6 +221,7 @@ def build_view(
     if options.legend:
         g.node("legend", label=_legend_label(), shape="plaintext")
     g.summary = summary
+    g.caption = caption or ""
     return g
 
 
@@ -243,7 +248,9 @@ def _table(rows: list[str]) -> str:
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
 
 
-def _variable_label(v: Variable, node_id: str, kind: str, grad: np.ndarray | None, options: DrawOptions) -> str:
+def _variable_label(
+    v: Variable, node_id: str, kind: str, grad: np.ndarray | None, options: DrawOptions, freed: bool = False
+) -> str:
     title = f"<B>{escape_label(str(v.name))}</B>" if v.name else f'<FONT COLOR="#666666">{node_id}</FONT>'
     if options.topo_numbers:
         title += f'  <FONT COLOR="#666666" POINT-SIZE="9">topo #{node_id[1:]}</FONT>'
@@ -254,6 +261,8 @@ def _variable_label(v: Variable, node_id: str, kind: str, grad: np.ndarray | Non
         rows.append(_cell("data " + escape_label(summarize(v.data), 400), bad=is_nonfinite(v.data)))
     if options.show_grads and grad is not None:
         rows.append(_cell("grad " + escape_label(summarize(grad), 400), bad=is_nonfinite(grad)))
+    elif options.show_grads and freed:
+        rows.append(_cell("<I>grad freed (passed on)</I>", color="#888888"))
     return _table(rows)
 
 
@@ -294,6 +303,10 @@ def _legend_label() -> str:
         )
     rows.append(
         f'<TR><TD BGCOLOR="#ffd9d9" BORDER="1" COLOR="{NONFINITE_COLOR}"> </TD><TD ALIGN="LEFT">NaN or inf</TD></TR>'
+    )
+    rows.append(
+        '<TR><TD><FONT COLOR="#666666">n3</FONT></TD>'
+        '<TD ALIGN="LEFT">an unnamed Variable: n + its place in topological order</TD></TR>'
     )
     return (
         '<<TABLE BORDER="1" COLOR="#999999" CELLBORDER="0" CELLSPACING="3"><TR><TD COLSPAN="2"><B>legend</B></TD></TR>'

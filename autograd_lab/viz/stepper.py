@@ -3,11 +3,16 @@
 The stepper runs its own backward over the graph, in the order ``Engine.backward`` uses
 (:meth:`Engine.backward_order`) and through the same checked per-node call (``Operator._run_backward``), but it keeps
 every gradient in a dictionary of its own instead of in ``.grad``. So the graph is neither released nor changed: the
-``.grad`` of the leaves stays what it was, and ``Engine.backward`` can still run on the graph afterwards. Gradients
-of internal nodes, which ``Engine.backward`` frees once used, stay visible in every later frame.
+``.grad`` of the leaves stays what it was, and ``Engine.backward`` can still run on the graph afterwards. Like
+``Engine.backward`` (and the engine the learner writes in chapter 03), it frees an internal node's gradient as soon
+as that node's operator has passed it on: later frames draw such a node with "grad freed", not with a stale number.
 
 Frame 0 shows the seed (d root / d root = 1); frame j shows the graph right after the j-th operator ran its
 backward, with that operator and the nodes whose gradient it changed drawn in green.
+
+:func:`show_backward_steps` shows the frames as a self-contained animation (:mod:`autograd_lab.viz.animation`):
+every frame is embedded, so a saved notebook, nbconvert's HTML, nbgrader's feedback, GitHub and nbviewer all show
+the whole backward pass, with or without a kernel. ``live=True`` gives an ipywidgets slider instead.
 """
 
 from __future__ import annotations
@@ -33,13 +38,17 @@ class BackwardStep:
 
     Attributes:
         node: the Variable whose operator just ran backward (None for the seeding step 0).
-        grads: every gradient computed so far, d(root)/d(v) for each Variable v reached (a snapshot).
+        grads: the gradients held after this step, d(root)/d(v): every leaf reached so far, and the internal nodes
+            whose operator has not run yet (a snapshot).
         changed: the inputs of ``node`` whose gradient this step changed, in input order.
+        freed: the internal nodes whose gradient has been passed on and freed, as ``Engine.backward`` frees it
+            (``node`` itself among them).
     """
 
     node: Variable | None
     grads: dict[Variable, np.ndarray]
     changed: tuple[Variable, ...]
+    freed: frozenset[Variable] = frozenset()
 
 
 def backward_steps(root: Variable, grad: Any = None) -> Iterator[BackwardStep]:
@@ -66,6 +75,7 @@ def backward_steps(root: Variable, grad: Any = None) -> Iterator[BackwardStep]:
         if seed.shape != root.shape:
             raise ValueError(f"grad has shape {seed.shape}, but the root has shape {root.shape}")
     grads: dict[Variable, np.ndarray] = {root: seed}
+    freed: set[Variable] = set()
     yield BackwardStep(None, dict(grads), ())
     for node in order:
         op = node.op
@@ -73,11 +83,13 @@ def backward_steps(root: Variable, grad: Any = None) -> Iterator[BackwardStep]:
             continue
         op._needs = None  # every input's gradient is wanted (a previous Engine.backward may have restricted it)
         changed = []
-        for parent, g in zip(node.parents, op._run_backward(grads[node], node.parents)):
+        gy = grads.pop(node)  # passed on now, so freed, as Engine.backward does
+        freed.add(node)
+        for parent, g in zip(node.parents, op._run_backward(gy, node.parents)):
             if g is not None:
                 grads[parent] = grads[parent] + g if parent in grads else g
                 changed.append(parent)
-        yield BackwardStep(node, dict(grads), tuple(changed))
+        yield BackwardStep(node, dict(grads), tuple(changed), frozenset(freed))
 
 
 def backward_step_graphs(
@@ -113,8 +125,14 @@ def backward_step_graphs(
         else:
             receivers = ", ".join(dict.fromkeys(p.name or f"n{index[p]}" for p in step.changed)) or "no input"
             op_name = type(step.node.op).__name__
-            caption = f"step {j} of {n_ops}: {op_name}.backward sends the gradient to {receivers}"
-        frames.append(build_view(root, options, step.grads, step.node, frozenset(step.changed), caption))
+            own = step.node.name or f"n{index[step.node]}"
+            caption = (
+                f"step {j} of {n_ops}: {op_name}.backward sends the gradient to {receivers}; "
+                f"the gradient of {own} is freed"
+            )
+        frames.append(
+            build_view(root, options, step.grads, step.node, frozenset(step.changed), caption, step.freed)
+        )
     return frames
 
 
@@ -127,22 +145,32 @@ def backward_stepper(root: Variable, grad: Any = None, **options: Any) -> list[s
     return [frame.pipe(format="svg", encoding="utf-8") for frame in backward_step_graphs(root, grad, **options)]
 
 
-def show_backward_steps(root: Variable, grad: Any = None, **options: Any) -> Any:
-    """Show the backward pass in Jupyter: a slider (and play button) over the frames of :func:`backward_stepper`.
+def show_backward_steps(root: Variable, grad: Any = None, *, live: bool = False, **options: Any) -> Any:
+    """Show the backward pass in Jupyter, one frame per step (make the result the last expression of a cell).
 
-    Returns an ``ipywidgets.VBox`` when ipywidgets is installed; otherwise an ``IPython.display.HTML`` with every
-    frame one below the other. Display it by making it the last expression of a cell.
+    Args:
+        root, grad, **options: as :func:`backward_step_graphs`.
+        live: False (default) returns a :class:`~autograd_lab.viz.animation.BackwardAnimation`: every frame
+            embedded in HTML, each captioned "step k of n", with play / step buttons and a slider run by a little
+            JavaScript. Where scripts do not run (GitHub, an untrusted notebook) all frames are shown one below the
+            other, so the whole pass is visible in every saved or converted copy of the notebook. True returns an
+            ipywidgets slider that needs a running kernel (falls back to the animation without ipywidgets).
 
     Raises:
-        ImportError: if neither ipywidgets nor IPython is installed.
+        DotNotFoundError: if the Graphviz ``dot`` program is missing (the message says how to install it).
     """
-    frames = [svg[svg.index("<svg") :] for svg in backward_stepper(root, grad, **options)]
+    from autograd_lab.viz.animation import BackwardAnimation
+
+    graphs = backward_step_graphs(root, grad, **options)
+    svgs = [frame.pipe(format="svg", encoding="utf-8") for frame in graphs]
+    animation = BackwardAnimation(svgs, [frame.caption for frame in graphs])
+    if not live:
+        return animation
     try:
         import ipywidgets as widgets
     except ImportError:
-        from IPython.display import HTML
-
-        return HTML("<hr/>".join(frames))
+        return animation
+    frames = [svg[svg.index("<svg") :] for svg in svgs]
     slider = widgets.IntSlider(value=0, min=0, max=len(frames) - 1, description="step")
     play = widgets.Play(value=0, min=0, max=len(frames) - 1, interval=1200)
     widgets.jslink((play, "value"), (slider, "value"))

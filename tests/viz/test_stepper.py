@@ -1,14 +1,23 @@
-"""The backward stepper: frames in Engine.backward's order, gradients checked against central differences, and the
-graph left untouched."""
+"""The backward stepper: frames in Engine.backward's order, gradients checked against central differences, the
+graph left untouched, internal gradients freed as the engine frees them, and an animation that needs no kernel."""
 
 from __future__ import annotations
+
+import base64
+import re
 
 import numpy as np
 import pytest
 
 from autograd_lab import Engine, Variable
 from autograd_lab.ops import MulOp, SumOp
-from autograd_lab.viz import backward_step_graphs, backward_stepper, backward_steps, show_backward_steps
+from autograd_lab.viz import (
+    BackwardAnimation,
+    backward_step_graphs,
+    backward_stepper,
+    backward_steps,
+    show_backward_steps,
+)
 from autograd_lab.viz.graph import STEP_COLOR
 
 from .helpers import attr, build_mlp, html_label, parse_dot, visible_text
@@ -94,14 +103,14 @@ def test_frames_highlight_the_operator_that_ran_and_the_inputs_it_updated():
     assert "grad" in visible_text(html_label(last.nodes[f"n{order.index(mlp.W1)}"]))
 
 
-def test_svg_frames_and_the_widget():
+def test_svg_frames_and_the_live_widget():
     mlp = build_mlp()
     frames = backward_stepper(mlp.loss)
     assert len(frames) == 7 and all(f.startswith("<?xml") and "</svg>" in f for f in frames)
     third = [v for v in Engine.backward_order(mlp.loss) if v.op is not None][2]  # the second MatMul
     hidden = f"n{Engine.topo_sort(mlp.loss).index(third.parents[0])}"
     assert f"step 3 of 6: MatMulOp.backward sends the gradient to {hidden}, fc2.W" in frames[3]
-    widget = show_backward_steps(build_mlp().loss)
+    widget = show_backward_steps(build_mlp().loss, live=True)
     controls, picture = widget.children
     play, slider = controls.children
     assert (slider.min, slider.max, play.max) == (0, 6, 6)
@@ -110,14 +119,55 @@ def test_svg_frames_and_the_widget():
     assert picture.value == frames[3][frames[3].index("<svg") :]
 
 
-def test_without_ipywidgets_all_frames_are_shown_one_below_the_other(monkeypatch):
+def test_internal_gradients_are_freed_once_passed_on_as_the_engine_frees_them():
+    """Issue 14: the stepper showed internal gradients that the engine (and the learner's engine) had freed."""
+    mlp = build_mlp()
+    steps = list(backward_steps(mlp.loss))
+    ran: set[Variable] = set()
+    for step in steps[1:]:
+        ran.add(step.node)
+        assert step.freed == ran
+        assert not any(v in step.grads for v in ran)  # a node whose op ran holds no gradient any more
+    assert set(steps[-1].grads) == {v for v in Engine.topo_sort(mlp.loss) if v.is_leaf}
+    order = Engine.topo_sort(mlp.loss)
+    frames = backward_step_graphs(mlp.loss)
+    root_label = visible_text(html_label(parse_dot(frames[1].source).nodes[f"n{len(order) - 1}"]))
+    assert "grad freed" in root_label and "grad 1" not in root_label
+    assert frames[1].caption.endswith(f"; the gradient of n{len(order) - 1} is freed")
+    w1_label = visible_text(html_label(parse_dot(frames[-1].source).nodes[f"n{order.index(mlp.W1)}"]))
+    assert "grad" in w1_label and "freed" not in w1_label  # leaves keep theirs
+
+
+def test_the_animation_embeds_every_frame_with_its_caption():
+    mlp = build_mlp()
+    svgs = backward_stepper(mlp.loss)
+    shown = show_backward_steps(build_mlp().loss)
+    assert isinstance(shown, BackwardAnimation) and len(shown) == 7
+    page = shown._repr_html_()
+    images = re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)
+    assert [base64.b64decode(i).decode() for i in images] == [s[s.index("<svg") :] for s in svgs]
+    captions = re.findall(r"<figcaption><b>(step \d+ of 6)[:;]", page)
+    assert captions == [f"step {k} of 6" for k in range(7)]
+    assert "<script>" in page and ' hidden="' not in page.split("<figure", 1)[1]  # without JS every frame shows
+    assert page == show_backward_steps(build_mlp().loss)._repr_html_()  # no ids or times that change per run
+
+
+def test_the_animation_saves_a_standalone_page(tmp_path):
+    animation = show_backward_steps(build_mlp().loss)
+    page = animation.save_as(tmp_path / "steps.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and animation.html() in page
+    with pytest.raises(ValueError, match=r"\.html"):
+        animation.save_as(tmp_path / "steps.svg")
+    with pytest.raises(ValueError, match="one caption per frame"):
+        BackwardAnimation(["<svg></svg>"], [])
+
+
+def test_without_ipywidgets_live_falls_back_to_the_animation(monkeypatch):
     import sys
 
-    from IPython.display import HTML
-
     monkeypatch.setitem(sys.modules, "ipywidgets", None)  # makes `import ipywidgets` raise ImportError
-    shown = show_backward_steps(build_mlp().loss)
-    assert isinstance(shown, HTML) and shown.data.count("<svg") == 7
+    shown = show_backward_steps(build_mlp().loss, live=True)
+    assert isinstance(shown, BackwardAnimation) and shown.html().count("<figure") == 7
 
 
 def test_errors():
