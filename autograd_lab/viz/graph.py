@@ -115,12 +115,14 @@ def build_view(
     updated: frozenset[Variable] = frozenset(),
     caption: str | None = None,
     freed: frozenset[Variable] = frozenset(),
+    caption_in_picture: bool = True,
 ) -> GraphView:
     """Draw the graph; the backward stepper's entry point.
 
     ``grads`` replaces the ``.grad`` attributes as the source of gradients; ``current`` is the node whose operator
     just ran backward (drawn in green) and ``updated`` the nodes whose gradient it just changed; ``caption`` is
-    printed above the drawing (and kept as the view's ``caption``); ``freed`` nodes are drawn with "grad freed".
+    printed above the drawing unless ``caption_in_picture`` is False (it is kept as the view's ``caption`` either
+    way); ``freed`` nodes are drawn with "grad freed".
     """
     if not isinstance(root, Variable):
         raise TypeError(f"draw_graph expects a Variable, got {type(root).__name__}")
@@ -209,7 +211,7 @@ def build_view(
     n_edges += len(fold_edges)
 
     summary = f"{len(order)} Variables, {n_nodes} nodes and {n_edges} edges drawn"
-    lines = [caption] if caption else []
+    lines = [caption] if caption and caption_in_picture else []
     if folds:
         n_folded = len(fold_of)
         lines.append(

@@ -93,13 +93,20 @@ def backward_steps(root: Variable, grad: Any = None) -> Iterator[BackwardStep]:
 
 
 def backward_step_graphs(
-    root: Variable, grad: Any = None, *, max_frames: int = MAX_FRAMES, **draw_options: Any
+    root: Variable,
+    grad: Any = None,
+    *,
+    max_frames: int = MAX_FRAMES,
+    caption_in_picture: bool = True,
+    **draw_options: Any,
 ) -> list[GraphView]:
     """Return one drawing per step of :func:`backward_steps`.
 
     Args:
         root, grad: as in :func:`backward_steps`.
         max_frames: refuse graphs with more operators than this minus one.
+        caption_in_picture: draw each frame's caption above the graph; when False it is only kept as the view's
+            ``caption`` (the animation prints it as HTML text instead).
         **draw_options: keyword options of :func:`~autograd_lab.viz.draw_graph` (``show_values``, ``topo_numbers``,
             ``rankdir``, ...).
 
@@ -131,7 +138,9 @@ def backward_step_graphs(
                 f"the gradient of {own} is freed"
             )
         frames.append(
-            build_view(root, options, step.grads, step.node, frozenset(step.changed), caption, step.freed)
+            build_view(
+                root, options, step.grads, step.node, frozenset(step.changed), caption, step.freed, caption_in_picture
+            )
         )
     return frames
 
@@ -161,16 +170,19 @@ def show_backward_steps(root: Variable, grad: Any = None, *, live: bool = False,
     """
     from autograd_lab.viz.animation import BackwardAnimation
 
-    graphs = backward_step_graphs(root, grad, **options)
-    svgs = [frame.pipe(format="svg", encoding="utf-8") for frame in graphs]
-    animation = BackwardAnimation(svgs, [frame.caption for frame in graphs])
-    if not live:
-        return animation
-    try:
-        import ipywidgets as widgets
-    except ImportError:
-        return animation
-    frames = [svg[svg.index("<svg") :] for svg in svgs]
+    widgets: Any = None
+    if live:
+        try:
+            import ipywidgets
+        except ImportError:
+            pass
+        else:
+            widgets = ipywidgets
+    if widgets is None:
+        graphs = backward_step_graphs(root, grad, caption_in_picture=False, **options)
+        svgs = [frame.pipe(format="svg", encoding="utf-8") for frame in graphs]
+        return BackwardAnimation(svgs, [frame.caption for frame in graphs])
+    frames = [svg[svg.index("<svg") :] for svg in backward_stepper(root, grad, **options)]
     slider = widgets.IntSlider(value=0, min=0, max=len(frames) - 1, description="step")
     play = widgets.Play(value=0, min=0, max=len(frames) - 1, interval=1200)
     widgets.jslink((play, "value"), (slider, "value"))
