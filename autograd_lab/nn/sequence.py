@@ -48,6 +48,11 @@ class SequenceClassifier(Module):
         self.recurrent = CELLS[cell](input_size, hidden_size, rng=gen, dtype=dtype)
         self.head = Linear(hidden_size, n_classes, init="xavier", rng=gen, dtype=dtype)
 
+    @property
+    def sizes(self) -> list[int]:
+        """[input width, hidden size, classes], read like :attr:`MLP.sizes` (``evaluate`` checks data against it)."""
+        return [self.steps * self.recurrent.input_size, self.recurrent.hidden_size, self.head.out_features]
+
     def forward(self, x: Variable) -> Variable:
         """(N, steps·input_size) -> logits (N, n_classes)."""
         width = self.steps * self.recurrent.input_size
