@@ -134,3 +134,18 @@ def test_float32_stays_float32_through_the_unrolled_graph():
     outputs, (h, c) = LSTM(D, H, rng=0)(Variable.from_numpy(_sequence(2).astype(np.float32)))
     assert outputs.shape == (N, 2, H) and outputs.dtype == h.dtype == c.dtype == np.float32
     np.testing.assert_array_equal(outputs.data[:, -1], h.data)
+
+
+def test_the_unrolled_graph_is_freed_after_backward():
+    """A caller that keeps the loss (to log it) does not keep the 28-step graph: backward released it."""
+    import weakref
+
+    lstm = LSTM(D, H, rng=0)
+    x = Variable.from_numpy(np.random.default_rng(0).standard_normal((N, 28, D)).astype(np.float32))
+    outputs, (h, c) = lstm(x)
+    states = [weakref.ref(v) for v in (h, c, *h.parents)]
+    loss = SumOp()(h)
+    Engine.backward(loss, inputs=lstm.parameters())
+    del outputs, h, c
+    assert loss.op is None and loss.parents == []
+    assert all(ref() is None for ref in states), "a state of the unrolled graph is still alive after backward"
