@@ -102,6 +102,7 @@ class _Recurrent(Module):
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        """The parameters' dtype (float32 unless built or loaded otherwise); zero initial states take it too."""
         return self.weight_ih.dtype
 
     def config(self) -> dict[str, Any]:

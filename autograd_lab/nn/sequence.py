@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from autograd_lab._callsite import user_callsite
 from autograd_lab.errors import ShapeError
 from autograd_lab.nn.init import as_generator
 from autograd_lab.nn.linear import Linear
@@ -58,7 +59,8 @@ class SequenceClassifier(Module):
         width = self.steps * self.recurrent.input_size
         if x.ndim != 2 or x.shape[1] != width:
             raise ShapeError(f"{self!r}: expected flat inputs (N, {width}) = (N, steps {self.steps} x input_size "
-                             f"{self.recurrent.input_size}), got shape {x.shape}")
+                             f"{self.recurrent.input_size}), got shape {x.shape} "
+                             f"(called at {user_callsite() or 'unknown'})")
         rows = ReshapeOp((x.shape[0], self.steps, self.recurrent.input_size))(x)
         _, state = self.recurrent(rows)
         h_last = state[0] if isinstance(state, tuple) else state
