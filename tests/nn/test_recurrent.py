@@ -9,6 +9,7 @@ from autograd_lab import Engine, ShapeError, Variable, gradcheck
 from autograd_lab.nn import LSTM, RNN, LSTMCell, RNNCell
 from autograd_lab.nn.recurrent import lstm_cell, rnn_cell
 from autograd_lab.ops import MulOp, SumOp
+from autograd_lab.optim import SGD
 
 N, D, H = 3, 4, 5
 
@@ -60,12 +61,18 @@ def test_the_sequence_module_passes_gradcheck_for_inputs_and_initial_state(cls):
 
 # -- depth: backpropagation through a long unrolled graph ------------------------------------------------------------
 def test_a_thousand_step_sequence_trains_without_recursion_error():
+    """The engine walks the 19,000-op graph iteratively (Kahn's algorithm): no Python recursion limit is hit."""
     lstm = LSTM(2, 4, rng=0)
+    optimizer = SGD(lstm.parameters(), lr=0.1)
     x = Variable.from_numpy(np.random.default_rng(0).standard_normal((2, 1000, 2)).astype(np.float32))
+    before = lstm.state_dict()
     _, (h, _) = lstm(x)
+    optimizer.zero_grad()
     Engine.backward(SumOp()(h), inputs=lstm.parameters())
     for p in lstm.parameters():
         assert p.grad is not None and np.isfinite(p.grad).all(), p.name
+    optimizer.step()
+    assert all(not np.array_equal(before[name], p.data) for name, p in lstm.named_parameters())
     assert h.op is None and h.parents == [], "the unrolled graph is released after backward"
 
 
