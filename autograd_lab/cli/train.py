@@ -38,7 +38,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     model.add_argument("--model", choices=sorted(MODELS), default=d.model,
                        help="; ".join(f"{name}: {text}" for name, (_, text) in sorted(MODELS.items())))
     model.add_argument("--hidden", type=int_at_least(1), nargs="+", default=d.hidden, metavar="N",
-                       help="hidden layer widths")
+                       help="hidden layer widths (mlp)")
+    model.add_argument("--hidden-size", type=int_at_least(1), default=d.hidden_size, metavar="H",
+                       help="state size of the rnn and lstm models (they train well with --optimizer adam --lr 3e-3 "
+                            "--augment-shift 0)")
     model.add_argument("--activation", choices=("relu", "leaky_relu", "sigmoid", "tanh"), default=d.activation,
                        help="hidden-layer activation")
     model.add_argument("--dropout", type=float_in(0, 1, high_open=True), default=d.dropout,

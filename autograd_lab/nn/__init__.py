@@ -1,4 +1,5 @@
-"""Layers and models built from the explicit operators: Module, Linear, MLP, activations, losses, initialisations.
+"""Layers and models built from the explicit operators: Module, Linear, MLP, RNN and LSTM, activations, losses,
+initialisations.
 
 Example::
 
@@ -13,19 +14,26 @@ from autograd_lab.nn.linear import Linear
 from autograd_lab.nn.losses import cross_entropy, mse_loss
 from autograd_lab.nn.mlp import MLP
 from autograd_lab.nn.module import ModelFileError, Module, read_header
+from autograd_lab.nn.recurrent import LSTM, RNN, LSTMCell, RNNCell
 from autograd_lab.nn.regularization import Dropout, LayerNorm
+from autograd_lab.nn.sequence import SequenceClassifier
 
 __all__ = [
     "ACTIVATIONS",
     "INITS",
+    "LSTM",
     "MLP",
+    "RNN",
     "Dropout",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
     "ModelFileError",
     "Module",
+    "RNNCell",
     "ReLU",
+    "SequenceClassifier",
     "Sigmoid",
     "Tanh",
     "cross_entropy",

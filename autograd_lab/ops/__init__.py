@@ -8,6 +8,7 @@ from autograd_lab.ops._broadcast import sum_to_shape as sum_to_shape
 from autograd_lab.ops.arithmetic import AddOp, DivOp, MulOp, NegOp, PowOp, SubOp
 from autograd_lab.ops.dropout import DropoutOp
 from autograd_lab.ops.elementwise import ExpOp, LeakyReLUOp, LogOp, ReLUOp, SigmoidOp, SqrtOp, TanhOp
+from autograd_lab.ops.indexing import SelectOp, SliceOp, StackOp
 from autograd_lab.ops.linalg import MatMulOp
 from autograd_lab.ops.losses import MSELossOp, SoftmaxCrossEntropyOp
 from autograd_lab.ops.normalization import LayerNormOp
@@ -34,10 +35,13 @@ __all__ = [
     "PowOp",
     "ReLUOp",
     "ReshapeOp",
+    "SelectOp",
     "SigmoidOp",
+    "SliceOp",
     "SoftmaxCrossEntropyOp",
     "SoftmaxOp",
     "SqrtOp",
+    "StackOp",
     "SubOp",
     "SumOp",
     "TanhOp",

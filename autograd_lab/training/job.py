@@ -51,6 +51,7 @@ class TrainConfig:
     batch_size: int = 64
     lr: float = 0.05
     hidden: list[int] = field(default_factory=lambda: [256])
+    hidden_size: int = 64
     activation: str = "relu"
     dropout: float = 0.0
     layer_norm: bool = False
@@ -76,7 +77,7 @@ class TrainConfig:
         def fail(name: str, rule: str) -> NoReturn:
             raise ValueError(f"TrainConfig: {name} must be {rule}, got {getattr(self, name)!r}")
 
-        for name, low in (("epochs", 1), ("batch_size", 1), ("augment_shift", 0), ("seed", 0)):
+        for name, low in (("epochs", 1), ("batch_size", 1), ("augment_shift", 0), ("seed", 0), ("hidden_size", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 fail(name, f"an integer ≥ {low}")

@@ -18,6 +18,7 @@ import numpy as np
 
 from autograd_lab.nn.mlp import MLP
 from autograd_lab.nn.module import ModelFileError, Module, read_header
+from autograd_lab.nn.sequence import SequenceClassifier
 
 if TYPE_CHECKING:
     from autograd_lab.training.job import TrainConfig
@@ -30,13 +31,28 @@ def _mlp(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Gene
                layer_norm=config.layer_norm, rng=rng)
 
 
+def _recurrent(cell: str) -> Builder:
+    """A builder for sequential MNIST: each 28x28 image is read as 28 steps of one 28-pixel row."""
+
+    def build(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
+        steps = round(n_inputs ** 0.5)
+        if steps * steps != n_inputs:
+            raise ValueError(f"--model {cell} reads square images row by row; {n_inputs} inputs are not a square")
+        return SequenceClassifier(cell, input_size=steps, hidden_size=config.hidden_size, n_classes=n_classes,
+                                  steps=steps, rng=rng)
+
+    return build
+
+
 #: name -> (builder, one line for ``--help``). Each model family registers itself here.
 MODELS: dict[str, tuple[Builder, str]] = {
     "mlp": (_mlp, "multilayer perceptron (--hidden, --activation, --dropout, --layer-norm)"),
+    "rnn": (_recurrent("rnn"), "tanh RNN reading one image row per step (--hidden-size)"),
+    "lstm": (_recurrent("lstm"), "LSTM reading one image row per step (--hidden-size)"),
 }
 
 #: Saved class name -> the class that loads it (``Module.save`` records the class name).
-MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP}
+MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP, "SequenceClassifier": SequenceClassifier}
 
 
 def build_model(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:

@@ -30,6 +30,9 @@ RECIPES = {
     "BroadcastToOp": lambda v: ops.BroadcastToOp((4, 2, 3))(v("x", X)),
     "SoftmaxCrossEntropyOp": lambda v: ops.SoftmaxCrossEntropyOp()(v("logits", X), v("labels", np.array([0, 2]))),
     "DropoutOp": lambda v: ops.DropoutOp(0.5, rng=np.random.default_rng(0))(v("x", X)),
+    "SliceOp": lambda v: ops.SliceOp(1, 3)(v("x", X)),
+    "SelectOp": lambda v: ops.SelectOp(0, axis=1)(v("x", X)),
+    "StackOp": lambda v: ops.StackOp(axis=1)(v("x", X), v("y", Y)),
     "LayerNormOp": lambda v: ops.LayerNormOp()(v("x", X), v("gamma", np.ones(3)), v("beta", np.zeros(3))),
 }
 

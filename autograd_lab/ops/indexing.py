@@ -1,0 +1,133 @@
+"""Ops that take parts of arrays apart and put them together: Slice, Select, Stack.
+
+A recurrent network needs all three: it slices the four gate blocks out of one (N, 4H) pre-activation, selects the
+time step t of an (N, T, D) sequence, and stacks the T hidden states into an (N, T, H) output. Each backward routes
+the gradient back to the elements it came from; elements that were not taken get a zero gradient.
+
+Forward values of Slice and Select are read-only views of the input (no copy); Stack copies, as ``np.stack`` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograd_lab.errors import ShapeError
+from autograd_lab.operator import Operator
+
+
+def _axis_in_range(op: str, axis: int, ndim: int) -> int:
+    """``axis`` made non-negative, or a ShapeError naming the op when the input has no such axis."""
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{op}: axis {axis} is out of range for an input with {ndim} dimension(s)")
+    return axis % ndim
+
+
+class SliceOp(Operator):
+    """``x[..., start:stop, ...]``: the elements ``start`` to ``stop - 1`` along ``axis`` (a view, step 1).
+
+    Shapes: x (..., n, ...) -> (..., stop - start, ...), the other axes unchanged. Backward: a zero array of x's
+    shape with ``gy`` written into the slice, since y_j = x_(start + j) and the rest of x does not reach y.
+
+    Args:
+        start, stop: the half-open range ``[start, stop)``, ``0 ≤ start < stop ≤ n``.
+        axis: the axis to slice (negative counts from the end; default -1, the feature axis).
+
+    Raises:
+        ShapeError: if the input has no such axis or the range does not lie inside it (NumPy would silently return a
+            shorter slice; a gate block of the wrong width must not go unnoticed).
+    """
+
+    def __init__(self, start: int, stop: int, axis: int = -1) -> None:
+        self.start = int(start)
+        self.stop = int(stop)
+        self.axis = int(axis)
+
+    def _index(self, ndim: int) -> tuple[slice, ...]:
+        axis = self.axis % ndim
+        return (slice(None),) * axis + (slice(self.start, self.stop),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        axis = _axis_in_range("SliceOp", self.axis, x.ndim)
+        n = x.shape[axis]
+        if not 0 <= self.start < self.stop <= n:
+            raise ShapeError(
+                f"SliceOp: range [{self.start}, {self.stop}) does not lie inside axis {self.axis} of length {n} "
+                f"(input shape {x.shape})"
+            )
+        return x[self._index(x.ndim)]
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        x = self.inputs[0]
+        gx = np.zeros_like(x)
+        gx[self._index(x.ndim)] = gy
+        return [gx]
+
+
+class SelectOp(Operator):
+    """``x[:, index]`` for ``axis=1``: one position along ``axis``, which is removed (like ``torch.select``).
+
+    Shapes: x (N, T, D) -> (N, D) for ``axis=1``; in general the axis is dropped. Backward: zeros of x's shape with
+    ``gy`` at the selected position. When x's gradient is not wanted (an input batch), backward skips that work.
+
+    Args:
+        index: the position, ``-n ≤ index < n`` (negative counts from the end).
+        axis: the axis to select from (default 1, the time axis of a batch-first sequence).
+
+    Raises:
+        ShapeError: if the input has no such axis or ``index`` is out of range.
+    """
+
+    def __init__(self, index: int, axis: int = 1) -> None:
+        self.index = int(index)
+        self.axis = int(axis)
+
+    def _key(self, ndim: int) -> tuple[slice | int, ...]:
+        return (slice(None),) * (self.axis % ndim) + (self.index,)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        axis = _axis_in_range("SelectOp", self.axis, x.ndim)
+        n = x.shape[axis]
+        if not -n <= self.index < n:
+            raise ShapeError(f"SelectOp: index {self.index} is out of range for axis {self.axis} of length {n} "
+                             f"(input shape {x.shape})")
+        return x[self._key(x.ndim)]
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        if not self.needs_grad(0):
+            return [None]
+        x = self.inputs[0]
+        gx = np.zeros_like(x)
+        gx[self._key(x.ndim)] = gy
+        return [gx]
+
+
+class StackOp(Operator):
+    """``np.stack(xs, axis)``: join k arrays of the same shape along a new axis.
+
+    Shapes: k inputs of shape (N, H) -> (N, k, H) for ``axis=1``. Backward: input i gets the slice i of ``gy`` along
+    that axis (stacking is the inverse of selecting), a view of ``gy``, so nothing is copied.
+
+    Args:
+        axis: where the new axis goes in the output (default 1: time steps of a batch-first sequence).
+
+    Raises:
+        ShapeError: if there are no inputs or their shapes differ (naming each input's shape).
+    """
+
+    def __init__(self, axis: int = 1) -> None:
+        self.axis = int(axis)
+
+    def forward(self, *xs: np.ndarray) -> np.ndarray:
+        if not xs:
+            raise ShapeError("StackOp needs at least one input")
+        shapes = {x.shape for x in xs}
+        if len(shapes) != 1:
+            listed = ", ".join(str(x.shape) for x in xs)
+            raise ShapeError(f"StackOp: all inputs must have the same shape, got {listed}")
+        _axis_in_range("StackOp", self.axis, xs[0].ndim + 1)
+        return np.stack(xs, axis=self.axis)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        lead = (slice(None),) * (self.axis % gy.ndim)
+        keys: list[tuple[slice | int, ...]] = [(*lead, i) for i in range(len(self.inputs))]
+        return [gy[key] if self.needs_grad(i) else None for i, key in enumerate(keys)]
