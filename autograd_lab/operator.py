@@ -39,7 +39,12 @@ class Operator:
         output: the output value of the recorded call (read-only ndarray).
     """
 
-    #: True for ops whose output depends on ``Engine.is_training`` (dropout); used by the exporter and the views.
+    #: True for an operator whose ``forward`` reads ``Engine.is_training`` (dropout, batch normalisation). The mode is
+    #: read once, at forward time: the output and whatever ``forward`` saves for ``backward`` follow the mode of that
+    #: call, and ``backward`` never consults the mode. The flag changes nothing in the engine; it tells tools that
+    #: inspect a graph that the node would compute differently in the other mode: the graph views draw such an
+    #: operator dashed and labelled "train/eval dependent", and a tracer or exporter must build the graph in the mode
+    #: it means to record (the C exporter needs one built in evaluation mode). Subclasses set it as a class attribute.
     training_dependent: ClassVar[bool] = False
 
     inputs: tuple[np.ndarray, ...]
