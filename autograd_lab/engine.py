@@ -11,7 +11,7 @@ and remove its outgoing edges. Nodes left over at the end lie on a cycle.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +33,14 @@ class Engine:
         grad_enabled: when False (inside ``no_grad()``), operators record no graph.
         is_training: when False (inside ``eval_mode()``), dropout is the identity.
         detect_anomaly: when True, the first NaN/inf in a forward value or gradient raises AnomalyError.
+        recorder: while :func:`autograd_lab.capture.capture` runs, called by every operator call with
+            ``(op, input_variables, output_variable)``; None otherwise.
     """
 
     grad_enabled: bool = True
     is_training: bool = True
     detect_anomaly: bool = False
+    recorder: Callable[[Any, Any, Any], None] | None = None
 
     @staticmethod
     def topo_sort(root: Variable) -> list[Variable]:

@@ -99,13 +99,17 @@ class Operator:
         if Engine.detect_anomaly:
             self._created_at = user_callsite()
         out = self._run_forward(xs)
-        if not Engine.grad_enabled:
+        if Engine.grad_enabled:
+            self._versions = [v._version for v in variables]
+            result = Variable._new(out, self, list(variables))
+        else:
             # no_grad(): the result is a plain leaf and nothing is kept for backward.
             self.inputs = ()
             del self.output
-            return Variable._new(out, None, [])
-        self._versions = list(map(_version_of, variables))
-        return Variable._new(out, self, list(variables))
+            result = Variable._new(out, None, [])
+        if Engine.recorder is not None:  # a capture is running (autograd_lab.capture)
+            Engine.recorder(self, variables, result)
+        return result
 
     def _run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
         """Run ``forward`` on input values, save inputs and output for backward, and return the read-only output."""
