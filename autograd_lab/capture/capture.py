@@ -85,7 +85,7 @@ class _Recorder:
 
 
 def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None = None, backward: bool = True,
-            copy: bool = True) -> tuple[Program, list[np.ndarray]]:
+            copy: bool = True, keep_values: bool = False) -> tuple[Program, list[np.ndarray]]:
     """Run ``fn`` once on placeholders holding ``args`` and return its Program and the outputs of this call.
 
     With ``backward=True`` the first output must have one element (the loss); its backward pass is captured too and
@@ -101,7 +101,9 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
         backward: capture (and run) the backward pass of the first output; False for a forward-only program (the
             C exporter's).
         copy: copy each argument (default). False uses a floating array that owns its memory as it is and marks it
-            read-only (as ``Variable.from_numpy(copy=False)``), for mini-batches made for the call.
+            read-only (as ``Variable.from_numpy(copy=False)``), for mini-batches made for the call. A leaf Variable
+            (not a Parameter) is used as the placeholder itself.
+        keep_values: store every value of this call in ``Value.data`` (the C exporter folds constants with them).
 
     Returns:
         The Program and this call's output values (read-only arrays, in the order ``fn`` returned them).
@@ -142,8 +144,11 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
                       training=Engine.is_training, returns_tuple=isinstance(result, (tuple, list)))
     if backward:
         _plan_backward(program, rec, outs[0], wrt)
-    replay = Replay(program)
     values = [v._data for v in rec.variables]
+    if keep_values:
+        for value, data in zip(program.values, values):
+            value.data = data
+    replay = Replay(program)
     outputs = replay.finish(values, checked=True)
     return program, outputs
 
@@ -202,3 +207,35 @@ def check_same_structure(first: Program, second: Program) -> None:
         "depends on the data (or on anything but the input shapes) cannot be replayed; use the eager engine "
         "(--engine eager), or make the decision inside an operator"
     )
+
+
+def program_from_graph(root: Variable, inputs: Sequence[Variable]) -> Program:
+    """The forward-only Program of a graph that is already built (by hand, from ops), computing ``root``.
+
+    Nodes come in :meth:`Engine.topo_sort` order; ``inputs`` become the placeholders, other Parameters params and
+    other leaves constants. Every value is kept in ``Value.data``.
+
+    Raises:
+        GraphReleasedError: if the graph was released by a backward.
+    """
+    values: list[Value] = []
+    nodes: list[Node] = []
+    slot: dict[int, int] = {}
+    input_ids = [id(v) for v in inputs]
+    order = Engine.topo_sort(root)
+    for var in order:  # the leaves come first
+        if var.op is None:
+            kind = INPUT if id(var) in input_ids else PARAM if isinstance(var, Parameter) else CONST
+            slot[id(var)] = len(values)
+            values.append(Value(len(values), kind, tuple(var.shape), var.dtype, var.name,
+                                None if kind == INPUT else var, var.data))
+    for var in inputs:
+        if id(var) not in slot:  # an input the root does not depend on
+            slot[id(var)] = len(values)
+            values.append(Value(len(values), INPUT, tuple(var.shape), var.dtype, var.name, None, var.data))
+    for var in order:
+        if var.op is not None:
+            slot[id(var)] = len(values)
+            values.append(Value(len(values), NODE, tuple(var.shape), var.dtype, var.name, None, var.data))
+            nodes.append(Node(len(nodes), var.op, tuple(slot[id(p)] for p in var.parents), slot[id(var)]))
+    return Program(values, nodes, [slot[i] for i in input_ids], [slot[id(root)]], training=Engine.is_training)

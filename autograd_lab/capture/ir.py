@@ -36,6 +36,8 @@ class Value:
         shape, dtype: as captured; replay refuses inputs of another shape or dtype.
         name: the Variable's name, if it had one.
         leaf: the Variable of a param or const (None for inputs and node outputs).
+        data: the value at capture time, kept only when asked for (``capture(keep_values=True)``, the exporter's
+            constant folding); None otherwise.
     """
 
     index: int
@@ -44,6 +46,7 @@ class Value:
     dtype: np.dtype
     name: str | None = None
     leaf: Variable | None = None
+    data: np.ndarray | None = None
 
     def label(self) -> str:
         """A short readable name: the Variable's name, else ``kind`` and index (``node7``)."""
