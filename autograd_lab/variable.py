@@ -130,7 +130,8 @@ class Variable:
 
     @property
     def is_released(self) -> bool:
-        """True once a backward without ``retain_graph`` has dropped this node's ``op`` and ``parents``."""
+        """True once a backward without ``retain_graph`` has released this node: it keeps its ``op`` (whose saved
+        values are dropped), ``parents`` is ``[]``, and a backward through it raises GraphReleasedError."""
         return self._released
 
     # -- value ---------------------------------------------------------------------------------------------------
@@ -191,10 +192,10 @@ class Variable:
     def __repr__(self) -> str:
         name = f"{self.name!r}, " if self.name else ""
         shape = "x".join(map(str, self.shape)) or "scalar"
-        if self._op is not None:
-            origin = f"op={type(self._op).__name__}"
+        if self._op is None:
+            origin = "leaf"
         else:
-            origin = "released" if self._released else "leaf"
+            origin = f"op={type(self._op).__name__}" + (", released" if self._released else "")
         grad = "None" if self.grad is None else ("x".join(map(str, self.grad.shape)) or "scalar")
         return f"{type(self).__name__}({name}shape={shape}, dtype={self.dtype}, {origin}, grad={grad})"
 
