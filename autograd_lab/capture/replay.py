@@ -213,8 +213,8 @@ class Plan:
         return tuple(outputs) if program.returns_tuple else outputs[0]
 
 
-def _signature(a: Any) -> tuple[tuple[int, ...], str]:
+def _signature(a: Any) -> tuple[tuple[int, ...], np.dtype]:
     a = np.asarray(a)
     if a.dtype.kind not in "fiub":
         raise CaptureError(f"a captured function takes numeric arrays, got dtype {a.dtype}")
-    return a.shape, a.dtype.str
+    return a.shape, a.dtype

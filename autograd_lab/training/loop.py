@@ -130,7 +130,7 @@ def train_epoch(model: Module, optimizer: Optimizer, x: np.ndarray, y: np.ndarra
         if plan is None:
             optimizer.zero_grad()
             Engine.backward(loss, inputs=params)
-        else:
+        elif callback is not None:
             loss = Variable.from_numpy(loss_value, copy=False)
         if clip_norm is not None:
             clip_grad_norm(params, clip_norm)
