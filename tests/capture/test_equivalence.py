@@ -78,3 +78,43 @@ def test_an_unknown_engine_is_refused():
     x, y = digits(64)
     with pytest.raises(ValueError, match="engine must be one of"):
         train_epoch(model, SGD(model.parameters(), lr=0.1), x, y, 64, np.random.default_rng(0), engine="jit")
+
+
+def test_replayed_gradients_match_pytorch_and_central_differences():
+    """Independent oracles for the replayed step (float64): PyTorch autograd, and central differences of the loss."""
+    torch = pytest.importorskip("torch", reason="PyTorch is an optional extra")
+    from autograd_lab.capture import Plan
+    from autograd_lab.nn.losses import cross_entropy
+
+    rng = np.random.default_rng(11)
+    model = MLP([5, 4, 3], rng=rng, dtype=np.float64)
+    params = model.parameters()
+    plan = Plan(lambda x, y: cross_entropy(model(x), y), wrt=params, verify=False)
+    plan(rng.standard_normal((6, 5)), rng.integers(0, 3, 6))  # the capture
+    x, y = rng.standard_normal((6, 5)), rng.integers(0, 3, 6)
+    for p in params:
+        p.grad = None
+    loss = plan(x, y)  # a replay
+
+    t_params = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
+    w1, b1, w2, b2 = t_params
+    z = torch.relu(torch.from_numpy(x) @ w1.T + b1) @ w2.T + b2
+    t_loss = torch.nn.functional.cross_entropy(z, torch.from_numpy(y))
+    t_loss.backward()
+    assert loss == pytest.approx(t_loss.item(), rel=1e-12)
+    for p, t in zip(params, t_params):
+        np.testing.assert_allclose(p.grad, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+    forward_only = Plan(lambda x, y: cross_entropy(model(x), y), backward=False, verify=False)
+    w = params[2]
+    for index in [(0, 0), (2, 3)]:
+        h = 1e-6
+        base = w.numpy()
+        values = []
+        for sign in (1, -1):
+            shifted = base.copy()
+            shifted[index] += sign * h
+            w.copy_(shifted)
+            values.append(float(forward_only(x, y)))
+        w.copy_(base)
+        assert (values[0] - values[1]) / (2 * h) == pytest.approx(w.grad[index], rel=1e-6, abs=1e-9)
