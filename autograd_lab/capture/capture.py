@@ -110,7 +110,8 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
 
     Raises:
         CaptureError: if ``fn`` breaks the tracing rule (see the module docstring), returns something other than
-            Variables, or a capture is already running; ValueError: if an item of ``wrt`` is not a Parameter (one the
+            Variables, or a capture is already running; TypeError: if an argument is a Parameter or an internal
+            node; ValueError: if an item of ``wrt`` is not a Parameter (one the
             function did not use gets no gradient, as with ``Engine.backward(inputs=...)``).
         ShapeError: if the first output has more than one element when ``backward`` is True.
     """
@@ -121,9 +122,10 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
     rec = _Recorder()
     placeholders = []
     for i, a in enumerate(args):
-        x = a if isinstance(a, Variable) and a.is_leaf and not isinstance(a, Parameter) else None
-        if x is None:
-            x = Variable.from_numpy(a, name=f"input{i}", copy=copy)
+        if isinstance(a, Parameter) or (isinstance(a, Variable) and not a.is_leaf):
+            raise TypeError(f"argument {i} of capture() is {a!r}; arguments are the per-call values (arrays or leaf "
+                            "Variables), while Parameters are used by the function directly and read at replay")
+        x = a if isinstance(a, Variable) else Variable.from_numpy(a, name=f"input{i}", copy=copy)
         placeholders.append(x)
         rec.add(x, INPUT, watch=True)
     Engine.recorder = rec.record

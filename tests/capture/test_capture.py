@@ -267,6 +267,12 @@ def test_training_and_evaluation_mode_are_separate_programs():
     assert plan.captures == 2 and plan.program.training is False
 
 
+def test_arguments_are_values_not_parameters():
+    (w,) = params((3,))
+    with pytest.raises(TypeError, match="argument 0 of capture"):
+        capture(lambda p: SumOp()(p), w)
+
+
 def test_captures_do_not_nest():
     with pytest.raises(CaptureError, match="do not nest"):
         capture(lambda x: capture(lambda z: z, np.ones(1))[0], np.ones(1), backward=False)
