@@ -11,8 +11,7 @@ and remove its outgoing edges. Nodes left over at the end lie on a cycle.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from itertools import repeat
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,10 +21,6 @@ from autograd_lab.errors import CycleError, GraphReleasedError, ShapeError
 if TYPE_CHECKING:
     from autograd_lab.variable import Variable
 
-# The `needs` of a backward without inputs=: every input's gradient is wanted (zip stops at the shortest).
-_ALL_NEEDED = repeat(True)
-
-
 class Engine:
     """Static methods that walk the graph, plus the global modes.
 
@@ -33,11 +28,14 @@ class Engine:
         grad_enabled: when False (inside ``no_grad()``), operators record no graph.
         is_training: when False (inside ``eval_mode()``), dropout is the identity.
         detect_anomaly: when True, the first NaN/inf in a forward value or gradient raises AnomalyError.
+        recorder: while :func:`autograd_lab.capture.capture` runs, called by every operator call with
+            ``(op, input_variables, output_variable)``; None otherwise.
     """
 
     grad_enabled: bool = True
     is_training: bool = True
     detect_anomaly: bool = False
+    recorder: Callable[[Any, Any, Any], None] | None = None
 
     @staticmethod
     def topo_sort(root: Variable) -> list[Variable]:
@@ -86,33 +84,31 @@ class Engine:
             GraphReleasedError: if a node on the way was released by an earlier backward.
             CycleError: if the ``parents`` links form a cycle.
         """
-        # 1. Discover the nodes reachable through parents, counting each node's consumers.
+        # 1. Find every node reachable through parents, counting for each how many edges come from its consumers.
         consumers: dict[Variable, int] = {root: 0}
-        count = consumers.get
         stack = [root]
-        pop, push = stack.pop, stack.append
         while stack:
-            node = pop()
+            node = stack.pop()
             if node._released:
                 raise _released_error(node)
             for parent in node._parents:
-                n = count(parent)
-                if n is None:
-                    consumers[parent] = 1
-                    push(parent)
+                if parent in consumers:
+                    consumers[parent] += 1
                 else:
-                    consumers[parent] = n + 1
+                    consumers[parent] = 1
+                    stack.append(parent)
         # 2. Kahn's algorithm: emit a node once all its consumers are emitted.
         if consumers[root]:
             raise _cycle_error(consumers, root)
-        order = [root]
-        emit = order.append
-        for node in order:  # the list grows while it is walked: a first-in first-out queue
+        order: list[Variable] = []
+        ready = deque([root])
+        while ready:
+            node = ready.popleft()
+            order.append(node)
             for parent in node._parents:
-                n = consumers[parent] - 1
-                consumers[parent] = n
-                if not n:
-                    emit(parent)
+                consumers[parent] -= 1
+                if consumers[parent] == 0:
+                    ready.append(parent)
         if len(order) != len(consumers):
             raise _cycle_error(consumers, root)
         return order
@@ -134,8 +130,10 @@ class Engine:
         Args:
             root: the node to differentiate, usually the scalar loss.
             grad: d(something)/d(root), shape ``root.shape``; defaults to 1 for a one-element root.
-            retain_graph: keep ``op``/``parents`` so that backward or :meth:`forward` can run again. When False the
-                graph is released as it is walked (``op`` and ``parents`` dropped), so its memory is reclaimed.
+            retain_graph: keep the graph so that backward or :meth:`forward` can run again. When False the graph is
+                released as it is walked: each node keeps its ``op`` (so ``is_leaf`` stays False), but the op drops
+                the values it saved, the node's ``parents`` become ``[]`` and ``is_released`` becomes True, so the
+                graph's memory is reclaimed.
             inputs: if given, only these leaves receive gradients and work not needed for them is skipped
                 (for example the gradient with respect to the input batch).
 
@@ -156,6 +154,7 @@ class Engine:
             if seed.shape != root.shape:
                 raise ShapeError(f"grad has shape {seed.shape}, but the root has shape {root.shape}")
 
+        # With inputs=, each op's `_needs` says which of its inputs lead to a wanted leaf; without, every input does.
         wanted = None if inputs is None else _mark_needed(order, inputs)
 
         # Leaves' gradients are collected in `leaf_grads` and written only once the whole pass has succeeded, so a
@@ -163,7 +162,7 @@ class Engine:
         # with another node, so `+=` only goes into arrays in `owned`, which this pass created.
         leaf_grads: dict[Variable, np.ndarray] = {}
         owned: set[Variable] = {root}
-        if root._op is None:
+        if root.is_leaf:
             if wanted is None or root in wanted:
                 leaf_grads[root] = seed
         else:
@@ -171,48 +170,29 @@ class Engine:
         try:
             for node in order:
                 op = node._op
-                if op is None:
+                if op is None:  # a leaf: it only receives gradients
                     continue
-                gy = node.grad
+                parents, gy = node._parents, node.grad
                 node.grad = None
-                parents = node._parents
-                if not retain_graph:
-                    node._op = None
-                    node._parents = []
-                    node._released = True
-                if gy is None:
-                    continue
-                needs: Iterable[bool]
                 if wanted is None:
                     op._needs = None
-                    needs = _ALL_NEEDED
-                elif node in wanted:
-                    needs = op._needs or _ALL_NEEDED  # _mark_needed set it for every op in `order`
-                else:
+                if gy is None or (wanted is not None and node not in wanted):
+                    if not retain_graph:
+                        _release(node)
                     continue
-                # Ops may compute gradients nobody asked for; only wanted inputs receive them.
-                for parent, g, need in zip(parents, op._run_backward(gy, parents), needs):
-                    if g is None or not need:
+                grads = op._run_backward(gy, parents)
+                if not retain_graph:
+                    _release(node)
+                for i, (parent, g) in enumerate(zip(parents, grads)):
+                    if g is None or not op.needs_grad(i):  # ops may compute gradients nobody asked for
                         continue
-                    if parent._op is None:  # a leaf
-                        current = leaf_grads.get(parent)
-                        if current is None:
-                            leaf_grads[parent] = g
-                        elif parent in owned:
-                            current += g
-                        else:
-                            leaf_grads[parent] = np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
-                            owned.add(parent)
-                    elif parent.grad is None:
-                        parent.grad = g
-                    elif parent in owned:
-                        parent.grad += g
+                    if parent.is_leaf:
+                        _accumulate(leaf_grads, parent, g, owned)
                     else:
-                        parent.grad = np.asarray(parent.grad + g)
-                        owned.add(parent)
+                        parent.grad = _sum(parent.grad, g, parent, owned)
         except BaseException:
             for node in order:
-                if node._op is not None or node._released:
+                if not node.is_leaf:
                     node.grad = None  # partial sums must not survive into a retry
             raise
         _store_leaf_grads(leaf_grads, owned)
@@ -238,6 +218,28 @@ class Engine:
                 op._versions = [p._version for p in node._parents]
                 node.grad = None
         return root
+
+
+def _release(node: Variable) -> None:
+    """Drop what the graph holds at ``node``: its op's saved values and its links to the parents."""
+    node._op._release()  # type: ignore[union-attr]  # only internal nodes are released
+    node._parents = []
+    node._released = True
+
+
+def _sum(current: np.ndarray | None, g: np.ndarray, node: Variable, owned: set[Variable]) -> np.ndarray:
+    """``current + g``: in place only into an array this pass created (``owned``), else into a new array."""
+    if current is None:
+        return g
+    if node in owned:
+        current += g
+        return current
+    owned.add(node)
+    return np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
+
+
+def _accumulate(grads: dict[Variable, np.ndarray], leaf: Variable, g: np.ndarray, owned: set[Variable]) -> None:
+    grads[leaf] = _sum(grads.get(leaf), g, leaf, owned)
 
 
 def _reachable(root: Variable) -> list[Variable]:
@@ -307,16 +309,14 @@ def _mark_needed(order: list[Variable], inputs: Iterable[Variable]) -> set[Varia
         ValueError: if an item of ``inputs`` is not a leaf.
     """
     wanted = set(inputs)
-    not_leaves = [v for v in wanted if v._op is not None or v._released]
+    not_leaves = [v for v in wanted if not v.is_leaf]
     if not_leaves:
         raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
-    is_wanted, add = wanted.__contains__, wanted.add
     for node in reversed(order):  # leaves first, so a node's parents are decided before it
-        op = node._op
-        if op is not None:
-            needs = op._needs = tuple(map(is_wanted, node._parents))
-            if True in needs:
-                add(node)
+        if not node.is_leaf:
+            node._op._needs = tuple(parent in wanted for parent in node._parents)  # type: ignore[union-attr]
+            if any(node._op._needs):  # type: ignore[union-attr]
+                wanted.add(node)
     return wanted
 
 
@@ -330,10 +330,8 @@ def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -
     Raises:
         ShapeError: if a leaf's existing ``.grad`` cannot take the new gradient.
     """
-    for leaf in grads:
-        if leaf.grad is not None:  # only then can an existing .grad be unfit (after zero_grad, none is)
-            _check_existing_grads(grads)
-            break
+    if any(leaf.grad is not None for leaf in grads):  # only then can an existing .grad be unfit
+        _check_existing_grads(grads)
     seen: set[int] = set()
     for leaf, g in grads.items():
         old = leaf.grad
@@ -343,7 +341,7 @@ def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -
             else:
                 leaf.grad = np.asarray(old + g)
             continue
-        # Cheapest tests first: a view, an array already handed out, a read-only array.
+        # A view, an array already handed out to another leaf, or a read-only array is copied.
         if leaf not in owned and (g.base is not None or id(g) in seen or not g.flags.writeable):
             g = g.copy()
         seen.add(id(g))

@@ -16,7 +16,6 @@ call only, so state saved for backward (a dropout mask, say) can never be mixed 
 from __future__ import annotations
 
 import inspect
-from operator import attrgetter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,10 +24,6 @@ from autograd_lab._callsite import user_callsite
 from autograd_lab.engine import Engine
 from autograd_lab.errors import AnomalyError, InPlaceModificationError, OperatorReuseError, ShapeError
 from autograd_lab.variable import Variable
-
-# C-level attribute getters: mapping them over the inputs is cheaper than a comprehension (a call per use).
-_value_of = attrgetter("_data")
-_version_of = attrgetter("_version")
 
 
 class Operator:
@@ -94,24 +89,26 @@ class Operator:
                 f"so create a new one for each use: {self!r}({_argument_names(self, len(variables))})"
             )
         self._called = True
-        try:
-            xs = tuple(map(_value_of, variables))
-        except AttributeError:
-            bad = next(i for i, v in enumerate(variables) if not isinstance(v, Variable))
-            raise TypeError(
-                f"{type(self).__name__} input {bad} must be a Variable, got {type(variables[bad]).__name__}; "
-                "wrap arrays with Variable.from_numpy(array)"
-            ) from None
+        for i, v in enumerate(variables):
+            if not isinstance(v, Variable):
+                raise TypeError(
+                    f"{type(self).__name__} input {i} must be a Variable, got {type(v).__name__}; "
+                    "wrap arrays with Variable.from_numpy(array)"
+                )
         if Engine.detect_anomaly:
             self._created_at = user_callsite()
-        out = self._run_forward(xs)
-        if not Engine.grad_enabled:
+        out = self._run_forward(tuple([v._data for v in variables]))
+        if Engine.grad_enabled:
+            self._versions = [v._version for v in variables]
+            result = Variable._new(out, self, list(variables))
+        else:
             # no_grad(): the result is a plain leaf and nothing is kept for backward.
             self.inputs = ()
             del self.output
-            return Variable._new(out, None, [])
-        self._versions = list(map(_version_of, variables))
-        return Variable._new(out, self, list(variables))
+            result = Variable._new(out, None, [])
+        if Engine.recorder is not None:  # a capture is running (autograd_lab.capture)
+            Engine.recorder(self, variables, result)
+        return result
 
     def _run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
         """Run ``forward`` on input values, save inputs and output for backward, and return the read-only output."""
@@ -146,38 +143,44 @@ class Operator:
             AnomalyError: under ``detect_anomaly()``, if a gradient holds NaN or inf.
         """
         # A modified input is reported first, whatever else might go wrong: it is the cause.
-        if list(map(_version_of, parents)) != self._versions:
+        if [p._version for p in parents] != self._versions:
             self._raise_modified(parents)
         grads = self.backward(gy)
         if type(grads) is not list or len(grads) != len(parents):
             grads = self._check_count(grads, parents)
-        needs = self._needs
-        anomaly = Engine.detect_anomaly
-        for i, g in enumerate(grads):
-            parent = parents[i]
+        for i, (parent, g) in enumerate(zip(parents, grads)):
             if g is None:
-                if needs is None or needs[i]:
+                if self.needs_grad(i):
                     raise ShapeError(
                         f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed"
                     )
                 continue
-            if type(g) is not np.ndarray:
-                g = grads[i] = np.asarray(g)
-            data = parent._data
-            if g.shape != data.shape:
+            g = np.asarray(g)
+            if g.shape != parent.shape:
                 raise ShapeError(
                     f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
-                    f"{data.shape} (the input's shape){self._where()}"
+                    f"{parent.shape} (the input's shape){self._where()}"
                 )
-            dtype = data.dtype
-            if g.dtype is not dtype and g.dtype != dtype:  # dtypes are usually the same object: test that first
-                grads[i] = g.astype(dtype)
-            if anomaly and not np.isfinite(g).all():
+            if g.dtype != parent.dtype:
+                g = g.astype(parent.dtype)
+            if Engine.detect_anomaly and not np.isfinite(g).all():
                 raise AnomalyError(
                     f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
                     f"{self._where()}"
                 )
+            grads[i] = g
         return grads
+
+    def _release(self) -> None:
+        """Drop what the recorded call saved for backward: ``inputs``, ``output`` and the op's own saved values
+        (private attributes holding arrays, e.g. a dropout mask), keeping its configuration (:meth:`config`).
+
+        ``Engine.backward`` calls it when it releases the node; the op then cannot run backward again.
+        """
+        self.inputs = ()
+        saved = vars(self)
+        for name in [k for k, v in saved.items() if k == "output" or (k.startswith("_") and _holds_array(v))]:
+            del saved[name]
 
     def _check_count(self, grads: object, parents: list[Variable]) -> list[np.ndarray | None]:
         if isinstance(grads, tuple) and len(grads) == len(parents):
@@ -199,6 +202,11 @@ class Operator:
 
     def _where(self) -> str:
         return f" (node created at {self._created_at})" if self._created_at else ""
+
+
+def _holds_array(value: object) -> bool:
+    return isinstance(value, np.ndarray) or (
+        isinstance(value, (tuple, list)) and any(isinstance(v, np.ndarray) for v in value))
 
 
 def _describe_bad(a: np.ndarray) -> str:

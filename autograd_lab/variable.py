@@ -13,6 +13,7 @@ optimizers), which bumps a version counter so that a graph that saved the old va
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 
 _refcount = getattr(sys, "getrefcount", None)
+
+#: While a capture runs (autograd_lab.capture), called with each Variable whose value Python reads (``.data``,
+#: ``.item()``, ``.numpy()``), so that a read that would make the graph depend on the data is refused.
+_read_hook: Callable[[Variable], None] | None = None
 
 
 def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
@@ -125,13 +130,16 @@ class Variable:
 
     @property
     def is_released(self) -> bool:
-        """True once a backward without ``retain_graph`` has dropped this node's ``op`` and ``parents``."""
+        """True once a backward without ``retain_graph`` has released this node: it keeps its ``op`` (whose saved
+        values are dropped), ``parents`` is ``[]``, and a backward through it raises GraphReleasedError."""
         return self._released
 
     # -- value ---------------------------------------------------------------------------------------------------
     @property
     def data(self) -> np.ndarray:
         """The value (read-only ndarray)."""
+        if _read_hook is not None:
+            _read_hook(self)
         return self._data
 
     @data.setter
@@ -171,19 +179,23 @@ class Variable:
 
     def numpy(self) -> np.ndarray:
         """Return a writable copy of the value."""
+        if _read_hook is not None:
+            _read_hook(self)
         return self._data.copy()
 
     def item(self) -> float:
         """Return the value of a one-element Variable as a Python float."""
+        if _read_hook is not None:
+            _read_hook(self)
         return float(self._data.reshape(-1)[0]) if self._data.size == 1 else float(self._data.item())
 
     def __repr__(self) -> str:
         name = f"{self.name!r}, " if self.name else ""
         shape = "x".join(map(str, self.shape)) or "scalar"
-        if self._op is not None:
-            origin = f"op={type(self._op).__name__}"
+        if self._op is None:
+            origin = "leaf"
         else:
-            origin = "released" if self._released else "leaf"
+            origin = f"op={type(self._op).__name__}" + (", released" if self._released else "")
         grad = "None" if self.grad is None else ("x".join(map(str, self.grad.shape)) or "scalar")
         return f"{type(self).__name__}({name}shape={shape}, dtype={self.dtype}, {origin}, grad={grad})"
 

@@ -2,18 +2,21 @@
 
 Workload (issue 3): MLP 784-128-10, ReLU, batch 64, SGD lr 0.1, float32, one epoch of 60,000 images, one BLAS thread.
 Data: Fashion-MNIST from the Debian package ``dataset-fashion-mnist`` when installed, else random data of that size.
+Other workloads register in ``WORKLOADS`` and are chosen with ``--model`` (see :class:`Workload`).
 
 Contenders, each doing the same work per step (forward, loss value, correct count, backward, SGD update) on the same
 batches from the same initial weights:
-  * autograd-lab: ``training.train_epoch`` (the trainer the command line uses);
-  * NumPy: a hand-written forward/backward loop with no graph objects (the lower bound);
-  * PyTorch eager on the CPU, when installed.
+  * plan: ``training.train_epoch`` with the captured, replayed step (the trainer's default, issue 13);
+  * eager: the same trainer with ``engine="eager"``, a new graph on every step (reported as a figure);
+  * numpy: a hand-written forward/backward loop with no graph objects (the lower bound; MLP only);
+  * pytorch: PyTorch eager on the CPU, when installed.
 
-Prints the times (best of ``--repeats`` runs, interleaved), the ratios against the targets (≤ 1.15x NumPy,
-≤ 0.6x PyTorch), the largest parameter difference from the NumPy loop after one epoch (≤ 1e-5), the peak RSS growth
-after the first epoch of a multi-epoch run in which the caller keeps every loss Variable (< 5 MB), and the cost and
-allocations of one optimizer step. ``--accuracy`` adds the 10-epoch accuracy runs (Fashion-MNIST ≥ 88%, full MNIST
-≥ 97.8% when its files are available); ``--profile`` prints where autograd-lab's epoch spends its time.
+Prints the times (best of ``--repeats`` runs, interleaved), the ratios against the targets (plan ≤ 1.05x NumPy,
+≤ 0.6x PyTorch), whether plan and eager end with bit-identical parameters, the largest parameter difference from the
+NumPy loop after one epoch (≤ 1e-5), the peak RSS growth after the first epoch of a multi-epoch run in which the
+caller keeps every loss Variable (< 5 MB), and the cost and allocations of one optimizer step. ``--accuracy`` adds
+the 10-epoch accuracy runs (Fashion-MNIST ≥ 88%, full MNIST ≥ 97.8% when its files are available); ``--profile``
+prints where the plan's epoch spends its time.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,12 +45,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autograd_lab import Variable
 from autograd_lab.data import DataError, load_dataset
 from autograd_lab.nn import MLP
+from autograd_lab.nn.module import Module
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.training import evaluate, fit, seeded_generators, train_epoch
 
 SIZES = [784, 128, 10]
 BATCH, LR, SEED = 64, 0.1, 0
-TARGET_NUMPY, TARGET_TORCH, TOL_PARAMS, MAX_GROWTH_MB = 1.15, 0.6, 1e-5, 5.0
+TARGET_NUMPY, TARGET_TORCH, TOL_PARAMS, MAX_GROWTH_MB = 1.05, 0.6, 1e-5, 5.0
 Arrays = list[np.ndarray]
 
 
@@ -76,11 +82,24 @@ def batch_order(n: int) -> np.random.Generator:
 
 
 # -- the contenders -----------------------------------------------------------------------------------------------
-def epoch_autograd_lab(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
-    model = MLP(SIZES, rng=0)
-    model.load_state_dict(dict(zip([n for n, _ in model.named_parameters()], init)))
-    train_epoch(model, SGD(model.parameters(), lr=LR), x, y, BATCH, batch_order(len(x)))
-    return [p.numpy() for p in model.parameters()]
+def build_mlp() -> Module:
+    return MLP(SIZES, rng=0)
+
+
+def autograd_lab_epoch(engine: str, build: Callable[[], Module] = build_mlp,
+                       ) -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays]:
+    """One epoch of ``training.train_epoch`` (the trainer the command line uses) with the given engine, on the model
+    ``build()`` makes, its parameters set to ``init``."""
+    def epoch(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
+        model = build()
+        model.load_state_dict(dict(zip([n for n, _ in model.named_parameters()], init)))
+        train_epoch(model, SGD(model.parameters(), lr=LR), x, y, BATCH, batch_order(len(x)), engine=engine)
+        return [p.numpy() for p in model.parameters()]
+
+    return epoch
+
+
+epoch_autograd_lab = autograd_lab_epoch("plan")
 
 
 def epoch_numpy(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
@@ -124,7 +143,16 @@ def epoch_numpy(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
     return [w1, b1, w2, b2]
 
 
-def make_epoch_torch() -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | None:
+def torch_mlp(torch: Any) -> tuple[Any, list[Any]]:
+    """The MLP in PyTorch, and its parameters in the order of autograd-lab's ``parameters()``."""
+    l1, l2 = torch.nn.Linear(SIZES[0], SIZES[1]), torch.nn.Linear(SIZES[1], SIZES[2])
+    return torch.nn.Sequential(l1, torch.nn.ReLU(), l2), [l1.weight, l1.bias, l2.weight, l2.bias]
+
+
+def make_epoch_torch(build: Callable[[Any], tuple[Any, list[Any]]] = torch_mlp,
+                     ) -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | None:
+    """One epoch of PyTorch eager on the CPU (one thread) for the model ``build(torch)`` makes, or None without
+    PyTorch."""
     try:
         import torch
     except ImportError:
@@ -132,11 +160,10 @@ def make_epoch_torch() -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | N
     torch.set_num_threads(1)
 
     def epoch_torch(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
-        l1, l2 = torch.nn.Linear(784, 128), torch.nn.Linear(128, 10)
+        net, params = build(torch)
         with torch.no_grad():
-            for p, a in zip([l1.weight, l1.bias, l2.weight, l2.bias], init):
+            for p, a in zip(params, init):
                 p.copy_(torch.from_numpy(a))
-        params = [l1.weight, l1.bias, l2.weight, l2.bias]
         opt = torch.optim.SGD(params, lr=LR)
         xt, yt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y))
         order = torch.from_numpy(batch_order(len(x)).permutation(len(x)))
@@ -144,7 +171,7 @@ def make_epoch_torch() -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | N
         for start in range(0, len(x), BATCH):
             idx = order[start:start + BATCH]
             xb, yb = xt[idx], yt[idx]
-            z = l2(torch.relu(l1(xb)))
+            z = net(xb)
             loss = torch.nn.functional.cross_entropy(z, yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -156,7 +183,41 @@ def make_epoch_torch() -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | N
     return epoch_torch
 
 
+@dataclass
+class Workload:
+    """A model to time: built in autograd-lab and in PyTorch from the same initial weights, with its goals.
+
+    To add the CNN: ``WORKLOADS["cnn"] = Workload("CNN ...", build_cnn, torch_cnn, None, {"plan / pytorch": 1.2})``
+    where ``torch_cnn(torch)`` returns the PyTorch model (taking the flat (N, 784) batch) and its parameters in the
+    order of the autograd-lab model's ``parameters()``.
+    """
+
+    describe: str
+    build: Callable[[], Module]
+    torch_build: Callable[[Any], tuple[Any, list[Any]]]
+    numpy_epoch: Callable[[np.ndarray, np.ndarray, Arrays], Arrays] | None
+    targets: dict[str, float]
+
+
+WORKLOADS = {
+    "mlp": Workload(f"MLP {'-'.join(map(str, SIZES))} ReLU", build_mlp, torch_mlp, epoch_numpy,
+                    {"plan / numpy": TARGET_NUMPY, "plan / pytorch": TARGET_TORCH}),
+}
+
+
 # -- measurements -------------------------------------------------------------------------------------------------
+def report_ratio(label: str, ratio: float, target: float | None) -> None:
+    """Print one ratio, with PASS/MISS against ``target`` (None: a figure, not a goal)."""
+    verdict = "a figure, no target"
+    if target is not None:
+        verdict = f"target <= {target}: {'PASS' if ratio <= target else 'MISS'}"
+    print(f"  {label:16s} = {ratio:.3f}  ({verdict})")
+
+
+def max_diff(a: Arrays, b: Arrays) -> float:
+    return max(float(np.max(np.abs(p - q))) for p, q in zip(a, b))
+
+
 def time_contenders(contenders: dict[str, Callable], x: np.ndarray, y: np.ndarray, init: Arrays,
                     repeats: int) -> tuple[dict[str, float], dict[str, float], dict[str, Arrays]]:
     """Best CPU time and best wall time of each contender over ``repeats`` interleaved runs, and its parameters.
@@ -281,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-epochs", type=int, default=10, help="epochs of the memory run")
     parser.add_argument("--accuracy", action="store_true", help="also run the 10-epoch accuracy goals (minutes)")
     parser.add_argument("--profile", action="store_true", help="profile one autograd-lab epoch")
+    parser.add_argument("--model", choices=sorted(WORKLOADS), default="mlp", help="the workload to time")
+    parser.add_argument("--images", type=int, default=0, help="time an epoch of only this many images (0: all)")
     parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
@@ -291,43 +354,52 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  peak RSS after each epoch (MB): {', '.join(f'{p:.1f}' for p in peaks)}")
         print(f"  growth after the first epoch: {growth:.2f} MB (limit {MAX_GROWTH_MB}): "
               f"{'PASS' if growth < MAX_GROWTH_MB else 'FAIL'}; about {growth * 2**20 / kept_after_first:.0f} bytes "
-              "per loss kept since then (a released Variable and its 0-d array)")
+              "per loss kept since then (a loss Variable and its 0-d array)")
         return 0
 
     print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; BLAS: {blas_threads()}; NumPy {np.__version__}")
     x, y, _, _, source = load_data()
+    if args.images:
+        x, y = x[:args.images], y[:args.images]
     print(f"data: {source}")
-    print(f"workload: MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, SGD lr {LR}, float32, one epoch of "
-          f"{len(x)} images; each loop also computes the loss value and the correct count")
-    init = [p.numpy() for p in MLP(SIZES, rng=SEED).parameters()]
+    work = WORKLOADS[args.model]
+    print(f"workload: {work.describe}, batch {BATCH}, SGD lr {LR}, float32, one epoch of {len(x)} images; each "
+          "loop also computes the loss value and the correct count")
+    init = [p.numpy() for p in work.build().parameters()]
 
-    contenders: dict[str, Callable] = {"autograd-lab": epoch_autograd_lab, "numpy": epoch_numpy}
-    epoch_torch = make_epoch_torch()
+    contenders: dict[str, Callable] = {"plan": autograd_lab_epoch("plan", work.build),
+                                       "eager": autograd_lab_epoch("eager", work.build)}
+    if work.numpy_epoch is not None:
+        contenders["numpy"] = work.numpy_epoch
+    epoch_torch = make_epoch_torch(work.torch_build)
     if epoch_torch is not None:
         contenders["pytorch"] = epoch_torch
+    else:
+        print("pytorch: SKIPPED (not installed; pip install torch==2.13.0 for the CPU build)")
     best, wall, results = time_contenders(contenders, x, y, init, args.repeats)
     print(f"\ntime per epoch (best of {args.repeats}, interleaved; ratios use CPU time, see time_contenders):")
     for name, seconds in best.items():
-        print(f"  {name:13s} {seconds:6.3f} s CPU   {wall[name]:6.3f} s wall")
-    ratio_np = best["autograd-lab"] / best["numpy"]
+        print(f"  {name:8s} {seconds:6.3f} s CPU   {wall[name]:6.3f} s wall")
     steps = -(-len(x) // BATCH)
-    print(f"  per step: numpy {best['numpy'] / steps * 1e6:.0f} us; the graph adds "
-          f"{(best['autograd-lab'] - best['numpy']) / steps * 1e6:.0f} us (op objects, Kahn ordering, checks)")
-    print(f"  autograd-lab / numpy   = {ratio_np:.3f}  (target <= {TARGET_NUMPY}): "
-          f"{'PASS' if ratio_np <= TARGET_NUMPY else 'MISS'}")
-    if "pytorch" in best:
-        ratio_t = best["autograd-lab"] / best["pytorch"]
-        print(f"  autograd-lab / pytorch = {ratio_t:.3f}  (target <= {TARGET_TORCH}): "
-              f"{'PASS' if ratio_t <= TARGET_TORCH else 'MISS'}")
-    else:
-        print("  pytorch: SKIPPED (not installed; pip install torch==2.13.0 for the CPU build)")
+    if "numpy" in best:
+        print(f"  per step: numpy {best['numpy'] / steps * 1e6:.0f} us; over it, the plan adds "
+              f"{(best['plan'] - best['numpy']) / steps * 1e6:.0f} us and the eager engine "
+              f"{(best['eager'] - best['numpy']) / steps * 1e6:.0f} us (op objects, Kahn ordering, checks)")
+    for first in ("plan", "eager"):
+        for second in ("numpy", "pytorch"):
+            if second in best:
+                label = f"{first} / {second}"
+                report_ratio(label, best[first] / best[second], work.targets.get(label))
 
-    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(results["autograd-lab"], results["numpy"]))
-    print(f"\nparameters after one epoch, max |autograd-lab - numpy| = {diff:.2e} (tolerance {TOL_PARAMS}): "
-          f"{'PASS' if diff <= TOL_PARAMS else 'FAIL'}")
+    print("\nparameters after one epoch:")
+    same = all(np.array_equal(a, b) for a, b in zip(results["plan"], results["eager"]))
+    print(f"  plan and eager bit-identical: {'PASS' if same else 'FAIL'}")
+    if "numpy" in results:
+        diff = max_diff(results["plan"], results["numpy"])
+        print(f"  max |plan - numpy| = {diff:.2e} (tolerance {TOL_PARAMS}): "
+              f"{'PASS' if diff <= TOL_PARAMS else 'FAIL'}")
     if "pytorch" in results:
-        diff_t = max(float(np.max(np.abs(a - b))) for a, b in zip(results["autograd-lab"], results["pytorch"]))
-        print(f"parameters after one epoch, max |autograd-lab - pytorch| = {diff_t:.2e}")
+        print(f"  max |plan - pytorch| = {max_diff(results['plan'], results['pytorch']):.2e}")
 
     print(f"\nmemory: {args.memory_epochs} epochs in a fresh process, the caller keeping every loss Variable")
     memory_report(args.memory_epochs)
@@ -346,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         profiler.enable()
         epoch_autograd_lab(x, y, init)
         profiler.disable()
-        print("\nprofile of one autograd-lab epoch (top 20 by own time):")
+        print("\nprofile of one epoch of the plan (top 20 by own time):")
         pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
     return 0
 

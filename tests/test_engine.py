@@ -195,7 +195,12 @@ def test_leaves_keep_gradients_internal_nodes_are_freed_and_the_graph_is_release
     loss = SumOp()(c)
     Engine.backward(loss)
     assert c.grad is None and loss.grad is None
-    assert c.op is None and c.parents == [] and c.is_released and loss.is_released
+    # A released node keeps its op (so it is still not a leaf), whose saved values are dropped.
+    assert c.op is not None and not c.is_leaf and c.parents == [] and c.is_released and loss.is_released
+    assert c.op.inputs == () and not hasattr(c.op, "output")
+    assert "released" in repr(c)
+    with pytest.raises(GraphReleasedError, match="released"):
+        Engine.backward(loss)
     np.testing.assert_array_equal(a.grad, [3.0, 4.0])
 
 

@@ -112,8 +112,25 @@ def test_backward_is_asked_for_the_parameters_only(monkeypatch):
     x, y = blobs(64)
     model = MLP([20, 8, 3], rng=0)
     opt = SGD(model.parameters(), lr=0.1)
-    train_epoch(model, opt, x, y, 32, np.random.default_rng(0))
+    train_epoch(model, opt, x, y, 32, np.random.default_rng(0), engine="eager")
     assert len(calls) == 2 and all(list(c) == opt.params for c in calls)
+
+
+def test_the_plan_never_computes_the_gradient_of_the_input_batch():
+    """The captured step asks every op for the gradients of the Parameters' paths only: not for the (N, D) batch."""
+    from autograd_lab.training.loop import training_step
+
+    x, y = blobs(64)
+    model = MLP([20, 8, 3], rng=0)
+    opt = SGD(model.parameters(), lr=0.1)
+    plan = training_step(model, opt.params)
+    train_epoch(model, opt, x, y, 32, np.random.default_rng(0), engine=plan)
+    program = plan.program
+    batch = program.inputs[0]
+    uses = [(n, k) for n in program.nodes for k, i in enumerate(n.inputs) if i == batch]
+    assert [n.op_class for n, _ in uses] == ["MatMulOp"]
+    assert all(n.needs is not None and n.needs[k] is False for n, k in uses)
+    assert sorted(program.wrt) == sorted(v.index for v in program.values if v.kind == "param")
 
 
 def test_nan_input_stops_training_naming_epoch_step_and_remedies():

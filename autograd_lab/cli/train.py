@@ -8,6 +8,7 @@ from typing import Any
 
 from autograd_lab.cli import HelpFormatter, float_in, int_at_least
 from autograd_lab.training.job import OPTIMIZERS, TrainConfig
+from autograd_lab.training.loop import ENGINES
 from autograd_lab.training.models import MODELS
 
 DATASETS = ("mnist", "fashion-mnist", "mnist-bundled")
@@ -62,6 +63,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                        help="shift training images by up to this many pixels (0: off)")
     train.add_argument("--seed", type=int_at_least(0), default=d.seed,
                        help="seed of every random choice (same seed: same weights)")
+    train.add_argument("--engine", choices=ENGINES, default=d.engine,
+                       help="plan: capture the training step once per batch shape and replay it (define-and-run, "
+                            "fast); eager: build the graph anew on every step (define-by-run, the course's engine). "
+                            "Both give the same weights")
     train.add_argument("--detect-anomaly", action="store_true",
                        help="stop at the first NaN/inf, naming the operation (slower; default: off)")
     out = p.add_argument_group("output")

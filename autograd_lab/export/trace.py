@@ -1,9 +1,11 @@
 """Trace a model into a small graph description that the C generator can walk.
 
-The model runs once, in evaluation mode, on a placeholder input Variable; the resulting graph is walked leaves first
-(:meth:`Engine.topo_sort`). Every node that depends on the input becomes a :class:`Node`; every leaf and every node
-that does not depend on the input (a constant sub-expression) becomes a constant :class:`Tensor` whose value is
-baked into flash. Dropout is the identity at inference, so its output is the very same tensor as its input.
+The front end is define-and-run's: the model is captured once (:func:`autograd_lab.capture.capture`, evaluation
+mode, forward only) into the same Program that replay runs in NumPy, and the Program is lowered here. One
+intermediate representation, two back ends. Every node that depends on the input becomes a :class:`Node`; every leaf
+and every node that does not depend on the input (a constant sub-expression) becomes a constant :class:`Tensor`
+whose value is baked into flash. Dropout is the identity at inference, so its output is the very same tensor as its
+input.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab.engine import Engine
+from autograd_lab.capture import CaptureError, Program, Value, capture, program_from_graph
+from autograd_lab.capture.ir import NODE
+from autograd_lab.capture.ir import Node as ProgramNode
 from autograd_lab.export.errors import ExportError
 from autograd_lab.export.floats import check_finite
 from autograd_lab.modes import eval_mode
@@ -86,7 +90,8 @@ class Graph:
 
 
 def trace(model: Callable[[Variable], Variable], input_shape: tuple[int, ...]) -> Graph:
-    """Run ``model`` once on a zero placeholder of ``input_shape`` (float32, evaluation mode) and trace the graph.
+    """Capture ``model`` on a zero placeholder of ``input_shape`` (float32, evaluation mode, forward only) and
+    describe the captured Program for the C generator (:func:`graph_from_program`).
 
     Args:
         model: anything that maps a Variable to a Variable (an ``nn`` module, a function of ops).
@@ -94,15 +99,17 @@ def trace(model: Callable[[Variable], Variable], input_shape: tuple[int, ...]) -
 
     Raises:
         ExportError: if ``input_shape`` is not a non-empty tuple of positive integers (a zero-size input would give
-            C that reads nothing), or the model does not return a Variable built from the input by supported ops.
+            C that reads nothing), the model does not return a Variable built from the input by supported ops, or it
+            breaks the tracing rule of :mod:`autograd_lab.capture` (reads a value while being traced).
     """
     check_input_shape(input_shape)
     x = Variable.from_numpy(np.zeros(input_shape, dtype=np.float32), name="input")
-    with eval_mode():
-        y = model(x)
-    if not isinstance(y, Variable):
-        raise ExportError(f"the model returned {type(y).__name__}, expected a Variable")
-    return graph_from_root(y, x)
+    try:
+        with eval_mode():
+            program, _ = capture(model, x, backward=False, keep_values=True)
+    except CaptureError as exc:
+        raise ExportError(f"the model cannot be traced: {exc}") from exc
+    return graph_from_program(program)
 
 
 def check_input_shape(input_shape: object) -> tuple[int, ...]:
@@ -121,60 +128,103 @@ def check_input_shape(input_shape: object) -> tuple[int, ...]:
 def graph_from_root(root: Variable, input: Variable) -> Graph:
     """Describe the graph that computes ``root`` from ``input`` (already built, e.g. by hand from ops).
 
-    Every other leaf is a constant. Dropout nodes must have been built in evaluation mode, where they are the
-    identity; a dropout built in training mode is refused, because its random mask is not part of the model.
-
-    Raises:
-        ExportError: naming the op class and the node (its name or topological index) for an unsupported op or a
-            training-mode dropout; if ``root`` does not depend on ``input``; if a constant holds NaN or inf; or,
-            naming the shape, if the input is 0-d or any computed value (input, output, intermediate) has no element.
+    The graph is first written as a Program (:func:`autograd_lab.capture.program_from_graph`), then lowered like a
+    traced one: see :func:`graph_from_program` for the rules and errors.
     """
     if np.ndim(input.data) == 0 or input.data.size == 0:
         raise ExportError(f"the input Variable has shape {tuple(input.shape)}, which is not exportable: the C "
                           "function needs at least one input value along at least one axis")
-    order = Engine.topo_sort(root)
-    if not any(v is input for v in order):
-        raise ExportError("the output does not depend on the input Variable: nothing to compute at run time")
-    tensors: dict[int, Tensor] = {id(input): Tensor(input.name or "input", tuple(input.shape), "input")}
+    return graph_from_program(program_from_graph(root, [input]))
+
+
+def graph_from_program(program: Program) -> Graph:
+    """Describe a forward-only Program with one input and one output for the C generator.
+
+    The input placeholder is the C function's input; every other leaf, and every node that does not depend on the
+    input (a constant sub-expression), becomes a constant :class:`Tensor` with its captured value (so the Program
+    must keep its values: ``capture(keep_values=True)``). Dropout nodes must have been captured in evaluation
+    mode, where they are the identity; a dropout captured in training mode is refused, because its random mask is
+    not part of the model. Nodes the output does not need are left out. A node's ``index`` is its position with
+    the leaves first (in order of first use), then the nodes in the order they ran.
+
+    Raises:
+        ExportError: naming the op class and the node (its name or index) for an unsupported op or a training-mode
+            dropout; if the output does not depend on the input; if a constant holds NaN or inf; or, naming the
+            shape, if the input is 0-d or any computed value (input, output, intermediate) has no element.
+    """
+    values = program.values
+    if len(program.inputs) != 1 or len(program.outputs) != 1:
+        raise ExportError(f"the C exporter takes a function of one input with one output; the program has "
+                          f"{len(program.inputs)} input(s) and {len(program.outputs)} output(s)")
+    (input_index,), (output_index,) = program.inputs, program.outputs
+    source = values[input_index]
+    if len(source.shape) == 0 or int(np.prod(source.shape)) == 0:
+        raise ExportError(f"the input Variable has shape {source.shape}, which is not exportable: the C "
+                          "function needs at least one input value along at least one axis")
+    leaves = [v.index for v in values if v.kind != NODE]
+    position = {index: k for k, index in enumerate(leaves)}
+    for n in program.nodes:
+        position[n.output] = len(leaves) + n.index
+    needed = _needed_nodes(program, output_index)
+    depends = {input_index}
+    tensors: dict[int, Tensor] = {input_index: Tensor(source.name or "input", source.shape, "input")}
     nodes: list[Node] = []
-    for index, v in enumerate(order):
-        if id(v) in tensors:
+    for n in program.nodes:
+        if n.index not in needed:
             continue
-        live_parents = [p for p in v.parents if tensors.get(id(p)) is not None and tensors[id(p)].kind != "const"]
-        if v.op is None or not live_parents:
-            tensors[id(v)] = _constant(v, index)
+        out = values[n.output]
+        index = position[n.output]
+        if not any(i in depends for i in n.inputs):
+            tensors[n.output] = _constant(out, index)
             continue
-        cls = type(v.op).__name__
+        depends.add(n.output)
+        cls = n.op_class
         kind = SUPPORTED_OPS.get(cls)
-        where = f"node {index}" + (f" ({v.name!r})" if v.name else "")
+        where = f"node {index}" + (f" ({out.name!r})" if out.name else "")
         if kind is None:
             raise ExportError(
                 f"{cls} at {where} is not supported by the C exporter; supported ops: {', '.join(SUPPORTED_OPS)}"
             )
-        inputs = [tensors[id(p)] for p in v.parents]
+        inputs = [tensors[i] if i in tensors else _constant(values[i], position[i]) for i in n.inputs]
+        for i, t in zip(n.inputs, inputs):
+            tensors.setdefault(i, t)
         if kind == "identity":
-            if _dropout_active(v):
+            if _dropout_active(program, n):
                 raise ExportError(f"{cls} at {where} was traced in training mode; trace under eval_mode()")
-            tensors[id(v)] = inputs[0]
+            tensors[n.output] = inputs[0]
             continue
-        if v.data.size == 0:
-            raise ExportError(f"{cls} at {where} computes a value of shape {tuple(v.shape)} with no element: "
+        if int(np.prod(out.shape)) == 0:
+            raise ExportError(f"{cls} at {where} computes a value of shape {out.shape} with no element: "
                               "the C code would read or write nothing")
-        out = Tensor(v.name or f"{kind}_{index}", tuple(v.shape), "act")
-        nodes.append(Node(index, kind, cls, inputs, out, dict(v.op.config())))
-        tensors[id(v)] = out
-    output = tensors[id(root)]
-    return Graph(tensors[id(input)], output, nodes)
+        tensor = Tensor(out.name or f"{kind}_{index}", out.shape, "act")
+        nodes.append(Node(index, kind, cls, inputs, tensor, dict(n.op.config())))
+        tensors[n.output] = tensor
+    if output_index not in depends:
+        raise ExportError("the output does not depend on the input Variable: nothing to compute at run time")
+    return Graph(tensors[input_index], tensors[output_index], nodes)
 
 
-def _constant(v: Variable, index: int) -> Tensor:
+def _needed_nodes(program: Program, output: int) -> set[int]:
+    """Indices of the nodes the output depends on (a walk back from it, newest node first)."""
+    needed: set[int] = set()
+    wanted = {output}
+    for n in reversed(program.nodes):
+        if n.output in wanted:
+            needed.add(n.index)
+            wanted.update(n.inputs)
+    return needed
+
+
+def _constant(v: Value, index: int) -> Tensor:
     name = v.name or f"const_{index}"
+    if v.data is None:
+        raise ExportError(f"the program holds no value for {name}: capture it with keep_values=True")
     check_finite(name, v.data)
     value = np.array(v.data, dtype=np.float32)
     value.setflags(write=False)
-    return Tensor(name, tuple(v.shape), "const", value)
+    return Tensor(name, v.shape, "const", value)
 
 
-def _dropout_active(v: Variable) -> bool:
+def _dropout_active(program: Program, node: ProgramNode) -> bool:
     # In evaluation mode DropoutOp returns its input array itself.
-    return v.data is not v.parents[0].data
+    return program.values[node.output].data is not program.values[node.inputs[0]].data

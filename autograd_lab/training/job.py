@@ -31,7 +31,7 @@ from autograd_lab.nn.module import Module
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.optim.optimizer import Optimizer
 from autograd_lab.training.evaluate import evaluate, predict
-from autograd_lab.training.loop import History, fit, seeded_generators
+from autograd_lab.training.loop import ENGINES, History, fit, seeded_generators
 from autograd_lab.training.models import build_model
 
 Log = Callable[[str], None]
@@ -66,6 +66,7 @@ class TrainConfig:
     plots: bool = True
     progress: bool = True
     detect_anomaly: bool = False
+    engine: str = "plan"
 
     def check(self) -> None:
         """Check every setting before any work is done (no data is loaded, nothing downloaded).
@@ -94,6 +95,8 @@ class TrainConfig:
             fail("clip_norm", "None or a number in (0, inf)")
         if self.optimizer not in OPTIMIZERS:
             fail("optimizer", f"one of {OPTIMIZERS}")
+        if self.engine not in ENGINES:
+            fail("engine", f"one of {ENGINES}")
         from autograd_lab.training.models import MODELS
 
         if self.model not in MODELS:
@@ -171,7 +174,7 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     train_start = time.perf_counter()
     kwargs: dict[str, Any] = dict(epochs=config.epochs, batch_size=config.batch_size, rng=order_rng, x_val=x_val,
                                   y_val=y_val, clip_norm=config.clip_norm, augment_shift=config.augment_shift,
-                                  progress=config.progress, log=log)
+                                  progress=config.progress, log=log, engine=config.engine)
     if config.detect_anomaly:
         with detect_anomaly():
             history = fit(model, optimizer, x_train, y_train, **kwargs)

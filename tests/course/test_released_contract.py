@@ -4,9 +4,6 @@ A released internal node keeps its ``op`` (whose saved values are dropped), so `
 ``is_released`` is True, ``parents`` is ``[]``, its repr says "released", and a second backward through it raises
 ``GraphReleasedError``.
 
-LEAD: the tests marked ``needs_engine_release_contract`` need the engine change made on another branch (engine.py /
-variable.py: keep ``op`` when releasing). Until it is merged they are expected failures; once it is merged they must
-pass (``strict=True`` turns an unexpected pass into a failure, so the marker is then removed).
 """
 
 from __future__ import annotations
@@ -28,19 +25,6 @@ def running_example() -> tuple[Variable, Variable, Variable]:
     return x, y, w
 
 
-def _engine_keeps_op() -> bool:
-    _, _, w = running_example()
-    Engine.backward(w)
-    return w.op is not None
-
-
-needs_engine_release_contract = pytest.mark.xfail(
-    not _engine_keeps_op(),
-    reason="needs the engine change of issue 14 (a released node keeps its op); see the module docstring",
-    strict=True,
-)
-
-
 def test_released_node_reports_released_and_keeps_its_value_and_leaves_their_gradients() -> None:
     x, y, w = running_example()
     Engine.backward(w)
@@ -52,7 +36,6 @@ def test_released_node_reports_released_and_keeps_its_value_and_leaves_their_gra
         Engine.backward(w)
 
 
-@needs_engine_release_contract
 def test_released_node_keeps_its_op_so_it_is_not_a_leaf() -> None:
     x, y, w = running_example()
     op = w.op

@@ -1,0 +1,220 @@
+"""Replay: run a captured Program again on new argument values, with no new Variables or Operators.
+
+:class:`Replay` turns a Program into flat lists once (which op reads which slots, where each gradient goes), then
+each :meth:`Replay.run` binds the arguments, calls every op's ``forward`` in the captured order, then the ``backward``
+of the nodes the gradients need in the captured backward order, summing gradients exactly as
+:meth:`Engine.backward` does (same order, so the results are bit-identical), and finally hands the Parameters their
+gradients and drops what the ops saved.
+
+What replay does not repeat: the base class's per-call checks (gradient count, shapes, dtypes), which the captured
+call ran once and which cannot change while the shapes do not; under ``detect_anomaly()`` replay runs them all.
+
+:class:`Plan` is the user-facing wrapper: call it like the function; it captures on the first calls for each input
+signature (shapes, dtypes, training mode) and replays afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from autograd_lab.capture.errors import CaptureError, ReplayShapeError
+from autograd_lab.capture.ir import CONST, PARAM, Program
+from autograd_lab.engine import Engine, _store_leaf_grads
+from autograd_lab.errors import AnomalyError, ShapeError
+from autograd_lab.variable import Parameter, Variable, _as_leaf_array
+
+_RELEASED = np.empty(0)  # what a replayed op's `output` points to between runs (its real output is dropped)
+_RELEASED.setflags(write=False)
+
+
+class Replay:
+    """Executes one Program (see the module docstring). The ops' ``_needs`` are set once, here."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        values = program.values
+        self._size = len(values)
+        self._inputs = [(v.index, v.shape, v.dtype, v.label()) for v in (values[i] for i in program.inputs)]
+        self._leaves = [(v.index, v.leaf) for v in values if v.kind in (PARAM, CONST)]
+        self._forward = [(n.op, n.inputs, n.output) for n in program.nodes]
+        self._ops = [n.op for n in program.nodes]
+        # For each visited node: its op, the slot of its output gradient, and per input the slot its gradient goes
+        # to (None when not needed) with the input's dtype (a gradient of another dtype is cast, as eager does).
+        self._backward = []
+        for k in program.backward_order:
+            node = program.nodes[k]
+            node.op._needs = node.needs
+            targets = tuple((i if need else None, values[i].dtype, values[i].shape)
+                            for i, need in zip(node.inputs, node.needs or ()))
+            self._backward.append((node.op, node.output, targets))
+        self._wrt: list[tuple[int, Variable]] = [(i, values[i].leaf) for i in program.wrt]  # type: ignore[misc]
+        loss = program.loss
+        self._seed = None if loss is None else (values[loss].shape, values[loss].dtype)
+        self._loss = loss
+
+    def run(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
+        """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
+        (added to any gradient already there), as after ``Engine.backward(loss, inputs=wrt)``.
+
+        Raises:
+            ReplayShapeError: if an argument's shape or dtype differs from the captured one.
+            TypeError: for the wrong number of arguments.
+            ShapeError: if an operator's forward fails (names the node and the op).
+        """
+        if len(args) != len(self._inputs):
+            raise TypeError(f"the captured function takes {len(self._inputs)} argument(s), got {len(args)}")
+        values: list[Any] = [None] * self._size
+        for (index, shape, dtype, label), a in zip(self._inputs, args):
+            x = _as_leaf_array(a, label, copy)
+            if x.shape != shape or x.dtype != dtype:
+                raise ReplayShapeError(f"argument {label} has shape {x.shape} and dtype {x.dtype}; the program was "
+                                       f"captured for shape {shape} and dtype {dtype} (capture again for new shapes)")
+            values[index] = x
+        for index, leaf in self._leaves:
+            values[index] = leaf._data  # type: ignore[union-attr]  # params and consts have their Variable
+        checked = Engine.detect_anomaly
+        op: Any = None
+        try:
+            for op, ins, out in self._forward:
+                xs = tuple([values[i] for i in ins])
+                if checked:
+                    y = op._run_forward(xs)
+                else:
+                    y = op.forward(*xs)
+                    if type(y) is not np.ndarray:
+                        y = np.asarray(y)
+                    y.setflags(write=False)
+                    op.inputs = xs
+                    op.output = y
+                values[out] = y
+        except ValueError as exc:
+            self.release()
+            if isinstance(exc, ShapeError):
+                raise
+            raise ShapeError(f"replay: node {self._ops.index(op)} ({type(op).__name__}) failed: {exc}") from exc
+        return self.finish(values, checked=checked)
+
+    def finish(self, values: list[Any], checked: bool) -> list[np.ndarray]:
+        """The rest of a step once the forward values are in ``values``: backward, gradients, release, outputs."""
+        try:
+            if self._seed is not None:
+                self._run_backward(values, checked)
+            return [values[i] for i in self.program.outputs]
+        finally:
+            self.release()
+
+    def _run_backward(self, values: list[Any], checked: bool) -> None:
+        grads: list[Any] = [None] * self._size
+        shape, dtype = self._seed  # type: ignore[misc]
+        grads[self._loss] = np.ones(shape, dtype=dtype)  # type: ignore[index]  # set with _seed
+        for op, out, targets in self._backward:
+            gy = grads[out]
+            grads[out] = None
+            result = op.backward(gy)
+            if checked:
+                result = _check_grads(op, result, targets)
+            for (slot, dtype, _), g in zip(targets, result):
+                if slot is None or g is None:
+                    continue
+                if type(g) is not np.ndarray:
+                    g = np.asarray(g)
+                if g.dtype != dtype:
+                    g = g.astype(dtype)
+                current = grads[slot]
+                grads[slot] = g if current is None else np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
+        leaf_grads = {}
+        for slot, leaf in self._wrt:
+            g = grads[slot]
+            if g is not None:
+                leaf_grads[leaf] = g
+        _store_leaf_grads(leaf_grads, set())
+
+    def release(self) -> None:
+        """Drop the values the ops saved for backward (so a Parameter's array is referenced by it alone again,
+        and the optimizer updates it in place)."""
+        for op in self._ops:
+            op.inputs = ()
+            op.output = _RELEASED
+
+
+def _check_grads(op: Any, grads: Any, targets: tuple[tuple[int | None, np.dtype, tuple[int, ...]], ...]) -> list[Any]:
+    """The base class's checks of a backward result (count, None for a needed input, shapes, finiteness)."""
+    name = type(op).__name__
+    if not isinstance(grads, (list, tuple)) or len(grads) != len(targets):
+        got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
+        raise ShapeError(f"{name}.backward must return one gradient per input ({len(targets)}), got {got}")
+    for i, ((slot, _, shape), g) in enumerate(zip(targets, grads)):
+        if slot is None:
+            continue
+        if g is None:
+            raise ShapeError(f"{name}.backward returned None for input {i}, whose gradient is needed")
+        if np.shape(g) != shape:
+            raise ShapeError(f"{name}.backward: gradient for input {i} has shape {np.shape(g)}, expected {shape} "
+                             "(the input's shape)")
+        if Engine.detect_anomaly and not np.isfinite(g).all():
+            raise AnomalyError(f"{name}.backward produced NaN or inf in the gradient of input {i}")
+    return list(grads)
+
+
+class Plan:
+    """``fn`` captured once per input signature and replayed afterwards: call it as you would call ``fn`` (with
+    arrays). Returns the outputs as read-only arrays (a tuple if ``fn`` returns a tuple).
+
+    The first call with a new signature (argument shapes and dtypes, and ``Engine.is_training``) captures; with
+    ``verify=True`` (default) the second call with it captures again and compares the two programs
+    (:func:`~autograd_lab.capture.check_same_structure`); later calls replay. Each call, capture or replay, is one
+    complete step with the same results as running ``fn`` and ``Engine.backward`` eagerly.
+
+    Args:
+        fn, wrt, backward, copy: as for :func:`~autograd_lab.capture.capture`.
+        verify: capture twice before replaying (see above).
+
+    Attributes:
+        captures: how many captures ran so far. program: the Program used by the last call.
+
+    Raises:
+        CaptureError: see :func:`~autograd_lab.capture.capture` and :func:`check_same_structure`.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *, wrt: Iterable[Parameter] | None = None, backward: bool = True,
+                 copy: bool = True, verify: bool = True) -> None:
+        self.fn = fn
+        self.wrt = None if wrt is None else list(wrt)
+        self.backward = backward
+        self.copy = copy
+        self.verify = verify
+        self.captures = 0
+        self.program: Program | None = None
+        self._replays: dict[object, Replay] = {}
+        self._first: dict[object, Program] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        key = (Engine.is_training, tuple(_signature(a) for a in args))
+        replay = self._replays.get(key)
+        if replay is not None:
+            outputs = replay.run(*args, copy=self.copy)
+            program = replay.program
+        else:
+            from autograd_lab.capture.capture import capture, check_same_structure
+
+            program, outputs = capture(self.fn, *args, wrt=self.wrt, backward=self.backward, copy=self.copy)
+            self.captures += 1
+            first = self._first.pop(key, None)
+            if self.verify and first is None:
+                self._first[key] = program
+            else:
+                if first is not None:
+                    check_same_structure(first, program)
+                self._replays[key] = Replay(program)
+        self.program = program
+        return tuple(outputs) if program.returns_tuple else outputs[0]
+
+
+def _signature(a: Any) -> tuple[tuple[int, ...], np.dtype]:
+    a = np.asarray(a)
+    if a.dtype.kind not in "fiub":
+        raise CaptureError(f"a captured function takes numeric arrays, got dtype {a.dtype}")
+    return a.shape, a.dtype
