@@ -1,0 +1,706 @@
+"""The static check of an answer cell: what a submission may contain, decided from its syntax tree alone.
+
+The grader takes only the answer cells from a submission. Before any of them runs, :func:`check_answer_cell` reads
+each one with :mod:`ast` (no student code runs) against an allow-list, so that an answer cannot reach into the
+machinery that decides a verdict: replace numpy's comparisons, the test helpers or ``autograd_lab.course.checks``,
+install IPython hooks, read files, start processes, or forge an object that compares equal to anything.
+
+What an answer cell may hold (see "What the grader enforces" in ``assignments/CONVENTIONS.md``):
+
+- at top level: imports of allowed modules, ``def`` and ``class`` statements, assignments of constants to names,
+  docstrings and ``pass``. Nothing else runs when the cell runs; all computation happens in functions and methods;
+- everywhere: no dynamic code or reflection (``exec``, ``getattr``, dunder attributes, frame and code objects),
+  no file or process access, no attribute assignment except on ``self`` and on local variables, no module used as a
+  value, no rebinding of the instructor's names or of builtins, no way to the reference implementation.
+
+A refusal is a :class:`Refusal` naming the line and what is not allowed, worded for the student.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import importlib.util
+import inspect
+import types
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+#: Top-level modules an answer cell may import (with their public submodules).
+ALLOWED_MODULES = frozenset({"numpy", "math", "functools", "itertools", "collections", "typing", "dataclasses",
+                             "autograd_lab", "__future__"})
+#: Modules refused even though their package is allowed: the grading machinery, tools that write files or run
+#: processes, and numpy's ways to raw memory and to files.
+DENIED_MODULES = frozenset({
+    "autograd_lab.course", "autograd_lab.cli",
+    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild", "numpy.lib.format",
+    "numpy.lib.npyio", "numpy.lib.stride_tricks", "numpy.core", "numpy._core",
+})
+#: Builtins that run code from text, reach any attribute or namespace, read files or stop the interpreter.
+DENIED_BUILTINS = frozenset({
+    "exec", "eval", "compile", "open", "__import__", "getattr", "setattr", "delattr", "globals", "locals", "vars",
+    "breakpoint", "input", "exit", "quit", "help", "memoryview", "get_ipython", "display", "copyright", "credits",
+    "license", "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", "__build_class__", "__loader__",
+    "__spec__", "__builtins__",
+})
+#: Attribute names that reach frames, code objects, the garbage collector or files, on whatever object.
+DENIED_ATTRIBUTES = frozenset({
+    "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "f_lasti", "gi_frame", "gi_code",
+    "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "tb_frame", "tb_next", "co_code",
+    "co_consts", "co_names", "func_globals", "func_code", "get_objects", "get_referrers", "get_referents",
+    "ctypeslib", "ctypes", "as_strided", "stride_tricks", "frombuffer", "load", "save", "savez",
+    "savez_compressed", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt", "genfromtxt",
+    "fromregex", "DataSource", "dump", "dumps", "get_type_hints", "ForwardRef",
+})
+#: Dunder attributes that may be read (plain strings) and dunder methods that may be called (``super().__init__()``).
+READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
+CALLABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
+#: Dunder methods a class may define. Comparison, truth, array and attribute hooks are left out: with them an object
+#: could claim to equal any expected value or change what a test sees.
+DEFINABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__",
+                               "__getitem__"})
+ALLOWED_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One reason an answer cell is refused: the 1-based ``line`` in the cell and a message for the student."""
+
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+def check_answer_cell(
+    source: str,
+    *,
+    grade_id: str,
+    protected_names: set[str] | frozenset[str] = frozenset(),
+    references: Sequence[str] = (),
+    context: Sequence[str] = (),
+) -> list[Refusal]:
+    """Check one answer cell against the allow-list without running it; an empty list means it may run.
+
+    Args:
+        source: the cell's source as submitted.
+        grade_id: the cell's nbgrader ``grade_id``, named in the messages.
+        protected_names: names the instructor's cells define (setup, helpers, tests): the cell may use them but
+            never rebind them.
+        references: dotted names of the reference implementations of this exercise (``"autograd_lab.ops.AddOp"``,
+            ``"autograd_lab.Engine.topo_sort"``): the cell may neither import them nor reach them by attribute.
+        context: sources of the instructor's cells that run before this one (the setup cell, helper cells). Their
+            imports say which names are modules; a name imported there from a module outside the allow-list
+            (``os``, ``subprocess``, ``unittest.mock``, ``checks``) may not be used by the answer.
+
+    Returns:
+        The refusals in line order, each naming the line and what is not allowed.
+    """
+    checker = _Checker(grade_id, set(protected_names), references, _context_imports(context))
+    return checker.run(source)
+
+
+@dataclass(frozen=True)
+class _Binding:
+    module: str | None  # dotted module name if the name is bound to a module
+    origin: str  # dotted name of what the import bound ("numpy", "os.path", "autograd_lab.ops.AddOp")
+
+
+def _context_imports(sources: Sequence[str]) -> dict[str, _Binding]:
+    names: dict[str, _Binding] = {}
+    for text in sources:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue  # an instructor cell with IPython syntax binds nothing we can see
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name, binding in _bindings_of(node):
+                    names[name] = binding
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node in tree.body:
+                names.pop(node.name, None)
+    return names
+
+
+def _bindings_of(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, _Binding]]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, _Binding(alias.name, alias.name)
+            else:
+                top = alias.name.split(".")[0]
+                yield top, _Binding(top, top)
+    else:
+        base = "." * node.level + (node.module or "")
+        for alias in node.names:
+            dotted = f"{base}.{alias.name}"
+            yield alias.asname or alias.name, _Binding(dotted if _is_module(dotted) else None, dotted)
+
+
+def _allowed_module(dotted: str, private_ok: bool = False) -> bool:
+    """Whether an answer may use ``dotted``; ``private_ok`` for names the instructor's cells imported from it."""
+    if dotted.startswith("."):
+        return False
+    parts = dotted.split(".")
+    if parts[0] not in ALLOWED_MODULES:
+        return False
+    if not private_ok and any(p.startswith("_") for p in parts[1:]):
+        return False
+    return not any(dotted == d or dotted.startswith(d + ".") for d in DENIED_MODULES)
+
+
+_MODULE_CACHE: dict[str, bool] = {}
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether ``dotted`` names a module; only modules of allowed packages are looked up (their imports run)."""
+    if dotted in _MODULE_CACHE:
+        return _MODULE_CACHE[dotted]
+    result = False
+    top = dotted.split(".")[0]
+    if top in ALLOWED_MODULES and not dotted.startswith("."):
+        parent, _, attr = dotted.rpartition(".")
+        try:
+            if parent:
+                value = inspect.getattr_static(importlib.import_module(parent), attr, None)
+                result = isinstance(value, types.ModuleType) or (
+                    value is None and importlib.util.find_spec(dotted) is not None)
+            else:
+                result = importlib.util.find_spec(dotted) is not None
+        except (ImportError, ValueError, AttributeError):
+            result = False
+    _MODULE_CACHE[dotted] = result
+    return result
+
+
+def _module_name_of_attribute(module: str, attr: str) -> str | None:
+    """The real module name if ``module.attr`` is a module (``autograd_lab.data.os`` -> ``os``), else None."""
+    if module.split(".")[0] not in ALLOWED_MODULES or attr.startswith("_"):
+        return None
+    try:
+        value = inspect.getattr_static(importlib.import_module(module), attr, None)
+    except ImportError:
+        return None
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    if value is None and _is_module(f"{module}.{attr}"):
+        return f"{module}.{attr}"
+    return None
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _assigned_names(target: ast.expr) -> Iterable[str]:
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node.id
+
+
+@dataclass
+class _Scope:
+    """A function's local names; ``aliases`` are locals that may hold a shared object (a class, a function)."""
+
+    names: set[str]
+    aliases: set[str]
+
+
+class _Checker:
+    def __init__(self, grade_id: str, protected: set[str], references: Sequence[str],
+                 context: dict[str, _Binding]) -> None:
+        self.grade_id = grade_id
+        self.protected = protected
+        self.context = context
+        self.refusals: list[Refusal] = []
+        self.modules: dict[str, str] = {n: b.module for n, b in context.items() if b.module}  # name -> module
+        self.scopes: list[_Scope] = []
+        self.cell_names: set[str] = set()
+        self.references = [r for r in references if r]
+        self.reference_leaves = {r.rsplit(".", 1)[-1] for r in self.references}
+
+    # -- driver -----------------------------------------------------------------------------------------------
+
+    def run(self, source: str) -> list[Refusal]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            line = exc.lineno or 1
+            text = (source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else "").lstrip()
+            if text.startswith(("%", "!")):
+                self.refuse(line, "IPython magics and shell commands (lines starting with % or !) are not "
+                                  "allowed in an answer cell")
+            else:
+                self.refuse(line, f"this is not valid Python ({exc.msg}), so the cell cannot run")
+            return self.refusals
+        self.cell_names = {n for stmt in tree.body for n in _top_level_names(stmt)}
+        for stmt in tree.body:
+            self.top_level(stmt)
+        return sorted(set(self.refusals), key=lambda r: (r.line, r.message))
+
+    def refuse(self, node: ast.AST | int, message: str) -> None:
+        line = node if isinstance(node, int) else getattr(node, "lineno", 1)
+        self.refusals.append(Refusal(line, message))
+
+    # -- top level and class bodies ---------------------------------------------------------------------------
+
+    def top_level(self, stmt: ast.stmt, in_class: bool = False) -> None:
+        where = "in a class body" if in_class else "at the top level of an answer cell"
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.import_(stmt)
+        elif isinstance(stmt, ast.FunctionDef):
+            self.binds(stmt, stmt.name, in_class)
+            self.function(stmt, in_class=in_class, at_definition=True)
+        elif isinstance(stmt, ast.ClassDef):
+            self.binds(stmt, stmt.name, in_class)
+            self.class_(stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store, ast.Starred))
+                           for n in ast.walk(target)):
+                    self.refuse(stmt, f"only plain names can be assigned {where} (found "
+                                      f"`{ast.unparse(target)}`); change attributes inside a function or method")
+                    continue
+                for name in _assigned_names(target):
+                    self.binds(stmt, name, in_class)
+            if isinstance(stmt, ast.AnnAssign):
+                self.static_expr(stmt.annotation, "an annotation")
+            if stmt.value is not None and not _is_constant(stmt.value):
+                self.refuse(stmt, f"only constants (numbers, strings, and tuples, lists or dicts of them) can be "
+                                  f"assigned {where}; compute `{_short(stmt.value)}` inside a function instead")
+        elif isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                                             and isinstance(stmt.value.value, str)):
+            return
+        elif isinstance(stmt, ast.AsyncFunctionDef):
+            self.refuse(stmt, "async functions are not allowed in an answer cell")
+        else:
+            kind = type(stmt).__name__.lower()
+            hint = "a call" if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else f"`{kind}`"
+            self.refuse(stmt, f"{hint} {where} runs when the cell runs; an answer cell may only hold imports, "
+                              f"def and class statements and constants: put `{_short(stmt)}` inside a function")
+
+    def binds(self, node: ast.AST, name: str, in_class: bool) -> None:
+        if in_class:
+            if _is_dunder(name) and name not in DEFINABLE_DUNDERS:
+                self.refuse(node, f"a class may not define `{name}` in an answer cell (allowed special methods: "
+                                  f"{', '.join(sorted(DEFINABLE_DUNDERS))})")
+            return
+        if _is_dunder(name):
+            self.refuse(node, f"`{name}` is a special name and cannot be defined in an answer cell")
+        elif name in self.protected or name in self.context:
+            self.refuse(node, f"`{name}` is defined by the notebook (a setup or test cell); an answer cell may use "
+                              f"it but not redefine it. Pick another name")
+        elif name in _BUILTIN_NAMES:
+            self.refuse(node, f"`{name}` would hide Python's builtin of that name, which the tests use; pick "
+                              f"another name")
+
+    def class_(self, node: ast.ClassDef) -> None:
+        for deco in node.decorator_list:
+            self.refuse(deco, f"class decorators are not allowed in an answer cell (found `@{_short(deco)}`)")
+        for kw in node.keywords:
+            self.refuse(node, f"class {node.name}: keyword `{kw.arg or '**'}` in the class statement (a "
+                              f"metaclass or its arguments) is not allowed in an answer cell")
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id == "type":
+                self.refuse(base, f"class {node.name}: subclassing `type` (a metaclass) is not allowed")
+            self.static_expr(base, f"a base of class {node.name}")
+        for stmt in node.body:
+            self.top_level(stmt, in_class=True)
+
+    def import_(self, node: ast.Import | ast.ImportFrom, local: _Scope | None = None) -> None:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            self.refuse(node, "`import *` is not allowed in an answer cell; import the names you need")
+            return
+        for name, binding in _bindings_of(node):
+            module = binding.module if binding.module else binding.origin.rpartition(".")[0]
+            if isinstance(node, ast.ImportFrom) and binding.module is None:
+                real = _module_name_of_attribute(module, binding.origin.rpartition(".")[2])
+                if real is not None:
+                    module = real
+            elif binding.module:
+                module = binding.module
+            if not _allowed_module(module):
+                allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
+                self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell (allowed: "
+                                  f"{allowed} and the public parts of autograd_lab other than autograd_lab.course)")
+                continue
+            if self.is_reference(binding.origin):
+                self.refuse(node, f"`{binding.origin}` is the reference implementation of this exercise; write "
+                                  f"it yourself instead of importing it")
+                continue
+            if local is None:
+                self.binds(node, name, in_class=False)
+            if binding.module:
+                self.modules[name] = binding.module
+            elif local is None:
+                self.modules.pop(name, None)
+
+    # -- functions -------------------------------------------------------------------------------------------
+
+    def function(self, node: ast.FunctionDef | ast.Lambda, *, in_class: bool = False,
+                 at_definition: bool = False) -> None:
+        args = node.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)]
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                self.decorator(deco)
+            annotations = [a.annotation for a in every if a.annotation is not None]
+            for annotation in annotations + ([node.returns] if node.returns is not None else []):
+                self.definition_expr(annotation, "an annotation", at_definition)
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.definition_expr(default, "a default argument value", at_definition)
+        scope = _Scope({a.arg for a in every}, set())
+        for arg in every:
+            if _is_dunder(arg.arg):
+                self.refuse(node, f"`{arg.arg}` is a special name and cannot be a parameter")
+        body = node.body if isinstance(node, ast.FunctionDef) else [ast.Expr(node.body)]
+        declared: set[str] = set()
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, (ast.Global, ast.Nonlocal)):
+                    declared.update(sub.names)
+        for stmt in body:
+            scope.names.update(n for n in _locals_of(stmt) if n not in declared)
+        self.scopes.append(scope)
+        try:
+            for stmt in body:
+                self.stmt(stmt)
+        finally:
+            self.scopes.pop()
+
+    def definition_expr(self, node: ast.expr, what: str, at_definition: bool) -> None:
+        if at_definition:
+            self.static_expr(node, what)
+        else:
+            self.expr(node)
+
+    def decorator(self, deco: ast.expr) -> None:
+        if isinstance(deco, ast.Name) and deco.id in ALLOWED_DECORATORS:
+            return
+        if (isinstance(deco, ast.Attribute) and isinstance(deco.value, ast.Name)
+                and deco.attr in ("setter", "getter", "deleter")):
+            return
+        self.refuse(deco, f"decorator `@{_short(deco)}` is not allowed in an answer cell (allowed: "
+                          f"@staticmethod, @classmethod, @property and @<property>.setter)")
+
+    def is_local(self, name: str) -> bool:
+        return any(name in s.names for s in self.scopes)
+
+    def is_alias(self, name: str) -> bool:
+        return any(name in s.aliases for s in self.scopes)
+
+    # -- statements inside functions ------------------------------------------------------------------------
+
+    def stmt(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.import_(stmt, local=self.scopes[-1])
+            return
+        if isinstance(stmt, ast.FunctionDef):
+            self.function(stmt)
+            return
+        if isinstance(stmt, ast.ClassDef):
+            self.refuse(stmt, f"class {stmt.name}: define classes at the top level of the cell, not inside a "
+                              f"function")
+            return
+        if isinstance(stmt, (ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith)):
+            self.refuse(stmt, "async code is not allowed in an answer cell")
+            return
+        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            for name in stmt.names:
+                if name in self.protected or name in self.context or name in self.modules or _is_dunder(name):
+                    self.refuse(stmt, f"`{type(stmt).__name__.lower()} {name}`: `{name}` belongs to the notebook; "
+                                      f"an answer may not rebind it")
+            return
+        if isinstance(stmt, ast.Try):
+            for handler in stmt.handlers:
+                if handler.type is None:
+                    self.refuse(handler, "a bare `except:` also catches the grader's time limit and interrupts; "
+                                         "catch `Exception` or a specific error instead")
+            for final in stmt.finalbody:
+                for sub in ast.walk(final):
+                    if isinstance(sub, (ast.Return, ast.Break, ast.Continue)):
+                        self.refuse(sub, "`return`, `break` or `continue` inside `finally` would swallow any "
+                                         "error, including the grader's time limit; move it out of `finally`")
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = (stmt.targets if isinstance(stmt, (ast.Assign, ast.Delete)) else [stmt.target])
+            for target in targets:
+                self.store_target(target)
+            if isinstance(stmt, ast.Assign):
+                self.track_aliases(stmt.targets, stmt.value)
+        if isinstance(stmt, (ast.For, ast.With)):
+            if isinstance(stmt, ast.For):
+                self.store_target(stmt.target)
+                self.track_aliases([stmt.target], stmt.iter)
+            else:
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        self.store_target(item.optional_vars)
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.stmt):
+                self.stmt(child)
+            elif isinstance(child, ast.expr):
+                self.expr(child)
+            elif isinstance(child, (ast.excepthandler, ast.withitem, ast.comprehension, ast.arguments,
+                                    ast.keyword, ast.match_case)):
+                for sub in ast.iter_child_nodes(child):
+                    if isinstance(sub, ast.stmt):
+                        self.stmt(sub)
+                    elif isinstance(sub, ast.expr):
+                        self.expr(sub)
+
+    def store_target(self, target: ast.expr) -> None:
+        """Attribute and item assignment only on objects the function owns: self, its locals and parameters."""
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and not self.is_local(node.id):
+                self.refuse(node, f"`{node.id}` is not a local variable of this function; an answer may not "
+                                  f"rebind names outside its function")
+            if not (isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del))):
+                continue
+            root = _root_name(node)
+            what = "an attribute" if isinstance(node, ast.Attribute) else "an item"
+            if root is None:
+                self.refuse(node, f"assigning {what} of `{_short(node.value)}` is not allowed; assign attributes "
+                                  f"of self or of a local variable")
+            elif not self.is_local(root) or root in self.modules:
+                self.refuse(node, f"assigning {what} of `{root}` changes an object the notebook shares (a module, "
+                                  f"a class, a helper or a builtin); an answer may only change self and its own "
+                                  f"local variables")
+            elif self.is_alias(root):
+                self.refuse(node, f"assigning {what} of `{root}`, which holds a class, function or module taken "
+                                  f"from outside the function, would change it for the tests; not allowed")
+
+    def track_aliases(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
+        if not self.may_be_shared(value):
+            return
+        for target in targets:
+            for name in _assigned_names(target):
+                self.scopes[-1].aliases.add(name)
+
+    def may_be_shared(self, value: ast.expr) -> bool:
+        """Whether ``value`` may be a class, function or module from outside the function (not an instance)."""
+        if isinstance(value, ast.Name):
+            return not self.is_local(value.id) or self.is_alias(value.id)
+        if isinstance(value, ast.Attribute):
+            root = _root_name(value)
+            return root is not None and (not self.is_local(root) or self.is_alias(root)) and not any(
+                isinstance(n, ast.Call) for n in ast.walk(value))
+        if isinstance(value, ast.Call):
+            return isinstance(value.func, ast.Name) and value.func.id in ("type", "super")
+        if isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.Starred)):
+            return any(self.may_be_shared(e) for e in ast.iter_child_nodes(value) if isinstance(e, ast.expr))
+        if isinstance(value, (ast.Subscript, ast.IfExp, ast.BoolOp, ast.NamedExpr, ast.Dict)):
+            return any(self.may_be_shared(e) for e in ast.iter_child_nodes(value) if isinstance(e, ast.expr))
+        return False
+
+    # -- expressions -----------------------------------------------------------------------------------------
+
+    def static_expr(self, node: ast.expr, what: str) -> None:
+        """An expression evaluated when the def or class statement runs: names, attributes, constants only."""
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Call, ast.Lambda, ast.NamedExpr, ast.ListComp, ast.SetComp, ast.DictComp,
+                                ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom)):
+                self.refuse(sub, f"{what} is evaluated when the definition runs, so it may not call anything or "
+                                 f"compute (found `{_short(sub)}`); use a constant or compute it inside the body")
+                return
+        self.expr(node)
+
+    def expr(self, node: ast.expr, attribute_base: bool = False) -> None:
+        if isinstance(node, ast.Name):
+            self.name(node, attribute_base)
+            return
+        if isinstance(node, ast.Attribute):
+            self.attribute(node, attribute_base)
+            return
+        if isinstance(node, ast.Lambda):
+            self.function(node)
+            return
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            names = {n for gen in node.generators for n in _assigned_names(gen.target)}
+            self.scopes.append(_Scope(names, set()))
+            try:
+                for gen in node.generators:
+                    self.track_aliases([gen.target], gen.iter)
+                for child in ast.iter_child_nodes(node):
+                    self.visit_children(child)
+            finally:
+                self.scopes.pop()
+            return
+        if isinstance(node, ast.NamedExpr):
+            self.store_target(node.target)
+        if isinstance(node, ast.Call):
+            self.call(node)
+        self.visit_children(node)
+
+    def visit_children(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child)
+            elif isinstance(child, (ast.comprehension, ast.keyword)):
+                self.visit_children(child)
+
+    def call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) + len(node.keywords) != 1:
+            self.refuse(node, "`type(...)` with more than one argument creates a class at run time; define "
+                              "classes with a class statement")
+        if isinstance(func, ast.Name) and func.id in ("staticmethod", "classmethod", "property"):
+            self.refuse(node, f"`{func.id}(...)` may only be used as a decorator in an answer cell")
+
+    def name(self, node: ast.Name, attribute_base: bool) -> None:
+        ident = node.id
+        if ident in DENIED_BUILTINS and not self.is_local(ident):
+            self.refuse(node, f"`{ident}` is not allowed in an answer cell: it can run or reach code the grader "
+                              f"relies on")
+            return
+        if _is_dunder(ident):
+            self.refuse(node, f"the special name `{ident}` is not allowed in an answer cell")
+            return
+        if self.is_local(ident) or (ident in self.cell_names and ident not in self.modules):
+            return
+        binding = self.context.get(ident)
+        if binding is not None:
+            module = binding.module or binding.origin.rpartition(".")[0]
+            if not _allowed_module(module, private_ok=True):
+                self.refuse(node, f"`{ident}` comes from `{binding.origin}`, which an answer cell may not use "
+                                  f"(only numpy, math, functools, itertools, collections, typing, dataclasses and "
+                                  f"the public parts of autograd_lab)")
+                return
+            if self.is_reference(binding.origin):
+                self.refuse(node, f"`{ident}` is the reference implementation of this exercise "
+                                  f"({binding.origin}); write it yourself instead of using it")
+                return
+        if ident in self.modules and not attribute_base:
+            self.refuse(node, f"the module `{ident}` may only be used to reach its functions and classes "
+                              f"(`{ident}.something`), not passed around or stored")
+
+    def attribute(self, node: ast.Attribute, attribute_base: bool) -> None:
+        attr = node.attr
+        if _is_dunder(attr):
+            call_ok = attr in CALLABLE_DUNDERS
+            read_ok = attr in READABLE_DUNDERS and isinstance(node.ctx, ast.Load)
+            if not (call_ok or read_ok):
+                self.refuse(node, f"the special attribute `.{attr}` is not allowed in an answer cell")
+                return
+        if attr in DENIED_ATTRIBUTES:
+            self.refuse(node, f"`.{attr}` is not allowed in an answer cell (it reaches files, raw memory, frames "
+                              f"or code objects)")
+            return
+        module = self.module_of(node.value)
+        if module is not None:
+            if attr.startswith("_"):
+                self.refuse(node, f"`{_short(node)}` is a private part of `{module}`; use its public functions")
+                return
+            dotted = f"{module}.{attr}"
+            if self.is_reference(dotted):
+                self.refuse(node, f"`{_short(node)}` is the reference implementation of this exercise; write it "
+                                  f"yourself instead of calling it")
+                return
+            sub = _module_name_of_attribute(module, attr)
+            if sub is not None:
+                if not _allowed_module(sub):
+                    self.refuse(node, f"`{_short(node)}` is the module `{sub}`, which an answer cell may not use")
+                    return
+                if not attribute_base:
+                    self.refuse(node, f"the module `{_short(node)}` may only be used to reach its functions and "
+                                      f"classes, not passed around or stored")
+                    return
+        elif attr in self.reference_leaves and isinstance(node.value, (ast.Name, ast.Attribute)):
+            root = _root_name(node)
+            if root is not None and not self.is_local(root) and root not in self.cell_names and any(
+                    r.endswith(f".{_dotted(node)}") or (r.endswith(f".{attr}") and root in self.context)
+                    for r in self.references):
+                self.refuse(node, f"`{_short(node)}` reaches the reference implementation of this exercise; write "
+                                  f"it yourself instead of calling it")
+                return
+        self.expr(node.value, attribute_base=True)
+
+    def module_of(self, node: ast.expr) -> str | None:
+        """The dotted module name ``node`` evaluates to, if it is a module name or a chain of submodules."""
+        if isinstance(node, ast.Name):
+            if self.is_local(node.id):
+                return None
+            return self.modules.get(node.id)
+        if isinstance(node, ast.Attribute):
+            parent = self.module_of(node.value)
+            if parent is not None:
+                return _module_name_of_attribute(parent, node.attr)
+        return None
+
+    def is_reference(self, dotted: str) -> bool:
+        """Whether ``dotted`` (an import or attribute path) names one of the references, through any re-export."""
+        for ref in self.references:
+            if dotted == ref:
+                return True
+            head, _, leaf = ref.rpartition(".")
+            d_head, _, d_leaf = dotted.rpartition(".")
+            # autograd_lab.ops.arithmetic.AddOp is autograd_lab.ops.AddOp: same package root, same leaf.
+            if leaf == d_leaf and d_head.split(".")[0] == head.split(".")[0]:
+                return True
+        return False
+
+
+def _dotted(node: ast.expr) -> str:
+    return ast.unparse(node)
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _top_level_names(stmt: ast.stmt) -> Iterable[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+        yield stmt.name
+    elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+            yield from _assigned_names(target)
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        for name, _ in _bindings_of(stmt):
+            yield name
+
+
+def _locals_of(stmt: ast.stmt) -> Iterable[str]:
+    """Names a statement binds in its function (not inside nested functions, lambdas or comprehensions)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            yield node.id
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            yield node.name
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, _ in _bindings_of(node):
+                yield name
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _is_constant(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_is_constant(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _is_constant(k) for k in node.keys) and all(_is_constant(v) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float, complex))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)):
+        return all(isinstance(o, (ast.Constant, ast.UnaryOp, ast.BinOp)) and _is_constant(o)
+                   and not isinstance(getattr(o, "value", 0), str) for o in (node.left, node.right))
+    return False
+
+
+def _short(node: ast.AST, limit: int = 60) -> str:
+    lines = ast.unparse(node).splitlines()
+    text = lines[0] if lines else ""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
