@@ -220,6 +220,7 @@ class _Checker:
         self.modules: dict[str, str] = {n: b.module for n, b in context.items() if b.module}  # name -> module
         self.scopes: list[_Scope] = []
         self.cell_names: set[str] = set()
+        self.class_names: set[str] = set()  # names the class body being checked defines (properties)
         self.references = [r for r in references if r]
         self.reference_leaves = {r.rsplit(".", 1)[-1] for r in self.references}
 
@@ -309,8 +310,12 @@ class _Checker:
             if isinstance(base, ast.Name) and base.id == "type":
                 self.refuse(base, f"class {node.name}: subclassing `type` (a metaclass) is not allowed")
             self.static_expr(base, f"a base of class {node.name}")
-        for stmt in node.body:
-            self.top_level(stmt, in_class=True)
+        outer, self.class_names = self.class_names, {n for stmt in node.body for n in _top_level_names(stmt)}
+        try:
+            for stmt in node.body:
+                self.top_level(stmt, in_class=True)
+        finally:
+            self.class_names = outer
 
     def import_(self, node: ast.Import | ast.ImportFrom, local: _Scope | None = None) -> None:
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
@@ -383,7 +388,7 @@ class _Checker:
         if isinstance(deco, ast.Name) and deco.id in ALLOWED_DECORATORS:
             return
         if (isinstance(deco, ast.Attribute) and isinstance(deco.value, ast.Name)
-                and deco.attr in ("setter", "getter", "deleter")):
+                and deco.attr in ("setter", "getter", "deleter") and deco.value.id in self.class_names):
             return
         self.refuse(deco, f"decorator `@{_short(deco)}` is not allowed in an answer cell (allowed: "
                           f"@staticmethod, @classmethod, @property and @<property>.setter)")
