@@ -194,6 +194,19 @@ def test_refusal_reads_as_line_and_message() -> None:
     assert str(first).startswith("line 1: importing `os`")
 
 
+def test_without_context_the_usual_setup_modules_are_still_refused() -> None:
+    for name in ("os", "sys", "subprocess", "gc", "mock", "plt", "checks", "shutil", "signal"):
+        found = check_answer_cell(f"def f():\n    return {name}.x\n", grade_id="x", protected_names=set(),
+                                  references=())
+        assert found and "comes from" in found[0].message, (name, found)
+
+
+def test_reference_written_with_the_notebook_alias_is_resolved() -> None:
+    found = check_answer_cell("def f(a, b):\n    return np.broadcast_shapes(a, b)\n", grade_id="x",
+                              protected_names=set(), references=("np.broadcast_shapes",))
+    assert found and "reference implementation" in found[0].message
+
+
 def test_check_runs_nothing() -> None:
     # A cell that would write a file if it ran is refused, and the file never appears.
     found = check_answer_cell("open('/tmp/autograd_lab_static_probe', 'w')\n", grade_id="x", protected_names=set(),

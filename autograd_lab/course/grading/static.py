@@ -64,6 +64,20 @@ ALLOWED_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
+#: What the setup cells of this course import, assumed under the given context so that an answer cannot use a
+#: dangerous module that some setup cell imported even when the caller passes no context.
+DEFAULT_CONTEXT = """
+import builtins, ctypes, gc, importlib, inspect, io, multiprocessing, os, pathlib, pickle, platform, resource
+import shutil, signal, socket, subprocess, sys, tempfile, threading, time, warnings
+import matplotlib
+import matplotlib.pyplot as plt
+from pathlib import Path
+from unittest import mock
+import numpy as np
+import autograd_lab
+from autograd_lab.course import checks
+"""
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -100,7 +114,9 @@ def check_answer_cell(
     Returns:
         The refusals in line order, each naming the line and what is not allowed.
     """
-    checker = _Checker(grade_id, set(protected_names), references, _context_imports(context))
+    defaults = _context_imports([DEFAULT_CONTEXT])
+    given = _context_imports(context)
+    checker = _Checker(grade_id, set(protected_names) | set(given), references, {**defaults, **given})
     return checker.run(source)
 
 
@@ -221,7 +237,14 @@ class _Checker:
         self.scopes: list[_Scope] = []
         self.cell_names: set[str] = set()
         self.class_names: set[str] = set()  # names the class body being checked defines (properties)
-        self.references = [r for r in references if r]
+        # A reference written with the notebook's alias (np.broadcast_shapes) is named by its module.
+        self.references = []
+        for ref in references:
+            head, _, rest = ref.partition(".")
+            if head in self.modules and rest:
+                ref = f"{self.modules[head]}.{rest}"
+            if "." in ref:  # a bare local name (reference=ref) names nothing the cell could import
+                self.references.append(ref)
         self.reference_leaves = {r.rsplit(".", 1)[-1] for r in self.references}
 
     # -- driver -----------------------------------------------------------------------------------------------
@@ -293,7 +316,7 @@ class _Checker:
             return
         if _is_dunder(name):
             self.refuse(node, f"`{name}` is a special name and cannot be defined in an answer cell")
-        elif name in self.protected or name in self.context:
+        elif name in self.protected:
             self.refuse(node, f"`{name}` is defined by the notebook (a setup or test cell); an answer cell may use "
                               f"it but not redefine it. Pick another name")
         elif name in _BUILTIN_NAMES:
@@ -417,7 +440,7 @@ class _Checker:
             return
         if isinstance(stmt, (ast.Global, ast.Nonlocal)):
             for name in stmt.names:
-                if name in self.protected or name in self.context or name in self.modules or _is_dunder(name):
+                if name in self.protected or name in self.modules or _is_dunder(name):
                     self.refuse(stmt, f"`{type(stmt).__name__.lower()} {name}`: `{name}` belongs to the notebook; "
                                       f"an answer may not rebind it")
             return
