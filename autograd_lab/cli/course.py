@@ -54,8 +54,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     s = steps.add_parser("autograde", help="grade the collected submissions of an assignment")
     s.add_argument("assignment")
-    s.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: from the course config)")
-    s.add_argument("--memory-mb", type=int, default=None, help="grading kernel memory cap (default: 3072)")
+    s.add_argument("--jobs", "-j", type=int, default=1,
+                   help="submissions graded at once, each in its own sandbox (default: 1; at most the cores)")
+    s.add_argument("--timeout", type=float, default=None,
+                   help="seconds per cell (default: GradingLimits.cell_seconds in the course config, 60)")
+    s.add_argument("--memory-mb", type=int, default=None,
+                   help="address space per sandbox process in MiB (default: GradingLimits.memory_mb, 3072)")
+    s.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="override one grading limit (repeatable): cell_seconds, notebook_seconds, cpu_seconds, "
+                        "memory_mb, processes, file_mb, scratch_mb, output_kb (see docs/instructor.md)")
+    s.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="grade without bubblewrap, with the grader's own rights (only for code you trust); "
+                        "every report line then says so")
     course_dir_option(s)
     s.set_defaults(func=_autograde)
 
@@ -137,7 +147,18 @@ def _collect(args: argparse.Namespace) -> int:
 
 @_course_errors_as_messages
 def _autograde(args: argparse.Namespace) -> int:
-    for report in _instructor(args).autograde(args.course_dir, args.assignment, args.timeout, args.memory_mb):
+    from autograd_lab.course.grading.limits import course_limits, parse_overrides
+
+    instructor = _instructor(args)
+    if args.jobs < 1:
+        return _fail(f"--jobs must be at least 1, got {args.jobs}")
+    try:
+        limits = course_limits(args.course_dir).replace(**parse_overrides(args.limit))
+    except ValueError as exc:
+        return _fail(exc)
+    reports = instructor.autograde(args.course_dir, args.assignment, jobs=args.jobs, limits=limits,
+                                   unsafe=args.unsafe_no_sandbox, timeout=args.timeout, memory_mb=args.memory_mb)
+    for report in reports:
         print(report)
     return 0
 

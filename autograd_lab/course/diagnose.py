@@ -37,7 +37,7 @@ class SubmissionReport:
 def report_submission(course_dir: Path, student: str, assignment: str, log: str = "") -> SubmissionReport:
     """Score (from the gradebook; 0 when grading did not finish) and messages for one submission."""
     messages = submission_messages(course_dir, student, assignment, log)
-    score, max_score = _gradebook_score(course_dir, student, assignment)
+    score, max_score = gradebook_score(course_dir, student, assignment)
     if not messages:
         messages.append("all tests passed" if score == max_score else "some tests failed")
     return SubmissionReport(student, assignment, score, max_score, messages)
@@ -162,7 +162,7 @@ def _explain_error(ename: str, evalue: str) -> str:
     return f"{ename}: {first}" if first else ename
 
 
-def _gradebook_score(course_dir: Path, student: str, assignment: str) -> tuple[float, float]:
+def gradebook_score(course_dir: Path, student: str, assignment: str) -> tuple[float, float]:
     from nbgrader.api import Gradebook, MissingEntry
 
     db = course_dir / "gradebook.db"

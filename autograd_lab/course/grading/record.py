@@ -1,0 +1,109 @@
+"""Write what the harness decided into nbgrader's world: the autograded notebook and the gradebook.
+
+Only the grader process calls this, one submission at a time (the batch serialises the calls), so parallel
+grading never writes the gradebook concurrently. Scores come from the harness's verdicts alone: each graded test
+cell gets its points when its verdict passed, else 0; no cell output is read (nbgrader's partial-credit rule
+never runs). nbgrader's ``AssignLatePenalties`` still applies the course's late-submission plugin, and the
+autograded notebook keeps the source's nbgrader metadata, so ``generate_feedback``, ``formgrader`` and ``export``
+work as before.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+from autograd_lab.course.grading.assemble import ANSWER, TEST, Job
+
+
+class GradebookError(RuntimeError):
+    """The gradebook does not know the assignment (it was never released) or is unusable."""
+
+
+def write_autograded(course_dir: Path, student: str, job: Job, notebook: NotebookNode) -> Path:
+    """Write ``autograded/<student>/<assignment>/<notebook>`` (replacing the folder) and copy timestamp.txt."""
+    folder = course_dir / "autograded" / student / job.assignment
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    path = folder / job.notebook
+    nbformat.write(notebook, path)
+    stamp = course_dir / "submitted" / student / job.assignment / "timestamp.txt"
+    if stamp.is_file():
+        shutil.copyfile(stamp, folder / "timestamp.txt")
+    return path
+
+
+def clear_autograded(course_dir: Path, student: str, assignment: str) -> None:
+    folder = course_dir / "autograded" / student / assignment
+    if folder.exists():
+        shutil.rmtree(folder)
+
+
+def _timestamp(course_dir: Path, student: str, assignment: str) -> str | None:
+    stamp = course_dir / "submitted" / student / assignment / "timestamp.txt"
+    if stamp.is_file():
+        text = stamp.read_text(encoding="utf-8", errors="replace").strip()
+        return text or None
+    return None
+
+
+def save_scores(course_dir: Path, student: str, job: Job, passed: dict[str, bool], stubs: set[str],
+                notebook: NotebookNode | None) -> float:
+    """Record one submission in ``course_dir/gradebook.db`` and return its score (before late penalties).
+
+    ``passed`` maps each graded test's grade_id to its verdict; ``stubs`` holds the answer cells left unanswered
+    (they get nbgrader's "No response." comment).
+
+    Raises:
+        GradebookError: if the gradebook has no such assignment or notebook (run ``course release`` first).
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    url = f"sqlite:///{course_dir / 'gradebook.db'}"
+    notebook_id = Path(job.notebook).stem
+    timestamp = _timestamp(course_dir, student, job.assignment)
+    score = 0.0
+    with Gradebook(url) as gb:
+        try:
+            gb.find_assignment(job.assignment)
+        except MissingEntry as exc:
+            raise GradebookError(f"the gradebook {course_dir / 'gradebook.db'} has no assignment "
+                                 f"{job.assignment}; run `autograd-lab course release {job.assignment}` "
+                                 f"first") from exc
+        gb.update_or_create_student(student)
+        kwargs = {"timestamp": timestamp} if timestamp else {}
+        gb.update_or_create_submission(job.assignment, student, **kwargs)
+        for cell in job.cells:
+            if cell.grade_id is None:
+                continue
+            try:
+                if cell.kind == TEST and cell.points > 0:
+                    grade = gb.find_grade(cell.grade_id, notebook_id, job.assignment, student)
+                    grade.auto_score = cell.points if passed.get(cell.grade_id) else 0.0
+                    grade.needs_manual_grade = grade.manual_score is not None
+                    score += grade.auto_score
+                elif cell.kind == ANSWER:
+                    comment = gb.find_comment(cell.grade_id, notebook_id, job.assignment, student)
+                    comment.auto_comment = "No response." if cell.grade_id in stubs else None
+            except MissingEntry as exc:
+                raise GradebookError(f"the gradebook's copy of {job.assignment} has no cell '{cell.grade_id}': "
+                                     f"the source changed since the release; run `autograd-lab course release "
+                                     f"{job.assignment}` again") from exc
+        gb.db.commit()
+    _late_penalty(course_dir, student, job, notebook_id, url, notebook)
+    return score
+
+
+def _late_penalty(course_dir: Path, student: str, job: Job, notebook_id: str, url: str,
+                  notebook: NotebookNode | None) -> None:
+    from nbgrader.preprocessors import AssignLatePenalties
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    resources = {"nbgrader": {"student": student, "assignment": job.assignment, "notebook": notebook_id,
+                              "db_url": url}}
+    AssignLatePenalties(config=config).preprocess(notebook or nbformat.v4.new_notebook(), resources)
