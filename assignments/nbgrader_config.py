@@ -18,7 +18,8 @@ Settings that differ from nbgrader's defaults, and why:
   so megabytes of printing cannot bloat the gradebook or the feedback.
 - GenerateFeedback.preprocessors: ClearHiddenTests strips hidden tests from the feedback HTML (by default nbgrader
   shows them to students); ShortTracebacks cuts tracebacks to their last line, since their context lines would
-  quote a failing hidden test.
+  quote a failing hidden test. NeutraliseOutputs keeps only plain text and checked PNG images of every output and
+  shows markdown answers as literal text, so no HTML, SVG or JavaScript a submission produced runs in feedback.
 """
 
 import os
@@ -41,6 +42,7 @@ from nbgrader.preprocessors import (
 from autograd_lab.course.preprocessors import (
     DeduplicateCellIds,
     LimitOutputSize,
+    NeutraliseOutputs,
     RestoreMissingCells,
     ShortTracebacks,
     kernel_memory_limit_argument,
@@ -99,5 +101,6 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
     ShortTracebacks,
+    NeutraliseOutputs,
     CSSHTMLHeaderPreprocessor,
 ]

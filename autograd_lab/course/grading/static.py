@@ -310,7 +310,10 @@ class _Checker:
 
     def binds(self, node: ast.AST, name: str, in_class: bool) -> None:
         if in_class:
-            if _is_dunder(name) and name not in DEFINABLE_DUNDERS:
+            if name.startswith(("_repr_", "_ipython_")):
+                self.refuse(node, f"a class may not define `{name}`: IPython would call it to display objects, so "
+                                  f"the answer could put its own HTML or JavaScript into the output and feedback")
+            elif _is_dunder(name) and name not in DEFINABLE_DUNDERS:
                 self.refuse(node, f"a class may not define `{name}` in an answer cell (allowed special methods: "
                                   f"{', '.join(sorted(DEFINABLE_DUNDERS))})")
             return
