@@ -33,7 +33,8 @@ ALLOWED_MODULES = frozenset({"numpy", "math", "functools", "itertools", "collect
 #: Modules refused even though their package is allowed: the grading machinery, tools that write files or run
 #: processes, and numpy's ways to raw memory and to files.
 DENIED_MODULES = frozenset({
-    "autograd_lab.course", "autograd_lab.cli",
+    "autograd_lab.course", "autograd_lab.cli", "autograd_lab.export.build", "autograd_lab.export.simulate",
+    "autograd_lab.data.download", "autograd_lab.data.idx", "autograd_lab.data.catalog",
     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild", "numpy.lib.format",
     "numpy.lib.npyio", "numpy.lib.stride_tricks", "numpy.core", "numpy._core",
 })
@@ -52,6 +53,8 @@ DENIED_ATTRIBUTES = frozenset({
     "ctypeslib", "ctypes", "as_strided", "stride_tricks", "frombuffer", "load", "save", "savez",
     "savez_compressed", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt", "genfromtxt",
     "fromregex", "DataSource", "dump", "dumps", "get_type_hints", "ForwardRef",
+    # autograd_lab's own file, process and network entry points, and graphviz's rendering (runs `dot`, writes).
+    "read_idx", "write_idx", "write_c", "export_c", "fetch", "load_dataset", "cache_root", "render", "pipe", "view",
 })
 #: Dunder attributes that may be read (plain strings) and dunder methods that may be called (``super().__init__()``).
 READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
