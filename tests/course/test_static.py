@@ -189,7 +189,7 @@ ACCEPTED = {
     "engine_backward": "def f(y):\n    Engine.backward(y)\n",
     "dict_item_store": "def f():\n    d = {}\n    d['a'] = 1\n    return d\n",
     "future": "from __future__ import annotations\n",
-    "public_library_module": "from autograd_lab.data import download\n",
+    "public_library_module": "from autograd_lab.nn import init\nfrom autograd_lab import ops\n",
 }
 
 

@@ -361,7 +361,8 @@ class _Checker:
             if not _allowed_module(module):
                 allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
                 self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell (allowed: "
-                                  f"{allowed} and the public parts of autograd_lab other than autograd_lab.course)")
+                                  f"{allowed} and the public parts of autograd_lab other than the course, CLI, "
+                                  f"file and process tools)")
                 continue
             if self.is_reference(binding.origin):
                 self.refuse(node, f"`{binding.origin}` is the reference implementation of this exercise; write "
