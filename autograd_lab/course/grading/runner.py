@@ -226,8 +226,12 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise CellTimeout("the cell ran past its time limit")
 
 
-def _read_all(fd: int, deadline: float) -> tuple[bytes, bool]:
-    """Read ``fd`` until EOF or ``deadline`` (time.monotonic); (data, reached_eof)."""
+def _read_all(fd: int, deadline: float, until_newline: bool = False) -> tuple[bytes, bool]:
+    """Read ``fd`` until EOF (or a newline, if ``until_newline``) or ``deadline`` (time.monotonic).
+
+    Returns (data, complete). A test's record is one line: processes the test left running still hold the pipe
+    open, so the end of the record, not EOF, says the test process is done.
+    """
     chunks: list[bytes] = []
     while True:
         left = deadline - time.monotonic()
@@ -240,6 +244,8 @@ def _read_all(fd: int, deadline: float) -> tuple[bytes, bool]:
         if not chunk:
             return b"".join(chunks), True
         chunks.append(chunk)
+        if until_newline and chunk.endswith(b"\n"):
+            return b"".join(chunks), True
 
 
 def _kill(pid: int) -> int:
@@ -249,6 +255,16 @@ def _kill(pid: int) -> int:
     except ProcessLookupError:
         pass
     return os.waitpid(pid, 0)[1]
+
+
+def _reap(pid: int, deadline: float) -> int:
+    """Wait for ``pid`` to exit until ``deadline``, then kill it; its wait status."""
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.002)
+    return _kill(pid)
 
 
 def _namespace(job: dict[str, Any]) -> dict[str, Any]:
@@ -374,16 +390,16 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
             error = runner.run(cell["source"], filename, None)
             result = {"passed": error is None, "outputs": runner.outputs, "truncated": budget.truncated,
                       **(error or {})}
-            data = json.dumps(result).encode()
+            data = json.dumps(result).encode() + b"\n"
             view = memoryview(data)
             while view:
                 view = view[os.write(w, view):]
         finally:
             os._exit(0)
     os.close(w)
-    data, eof = _read_all(r, time.monotonic() + cell_s)
+    data, eof = _read_all(r, time.monotonic() + cell_s, until_newline=True)
     os.close(r)
-    status = _kill(pid) if not eof else os.waitpid(pid, 0)[1]
+    status = _kill(pid) if not eof else _reap(pid, time.monotonic() + 2.0)
     verdict: dict[str, Any] = {"event": "test", "index": cell["index"], "grade_id": cell["grade_id"]}
     if not eof:
         return {**verdict, "passed": False, "ename": "CellTimeoutError",

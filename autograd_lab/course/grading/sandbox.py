@@ -156,13 +156,21 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; records received before that
     are kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
     """
-    payload = dict(job, limits={**limits.as_dict(), "nproc_base": _uid_processes()})
+    # In the sandbox RLIMIT_NPROC counts the processes of its own user namespace; unsafe, all of the uid's.
+    payload = dict(job, limits={**limits.as_dict(), "nproc_base": _uid_processes() if unsafe else 0})
     env = _unsafe_env() if unsafe else {}
     start = time.monotonic()
     result = RunResult()
 
+    group = _pids_cgroup(int(limits.processes) + 5)  # + bwrap, its init, the harness, feedback and test child
+
     def lower_priority() -> None:
         os.nice(nice)
+        if group is not None:
+            try:
+                (group / "cgroup.procs").write_text(str(os.getpid()))
+            except OSError:
+                pass
 
     proc = subprocess.Popen(harness_command(limits, unsafe), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, start_new_session=True, preexec_fn=lower_priority,
@@ -203,11 +211,45 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
         except (ProcessLookupError, PermissionError):
             pass
         proc.wait()
+        if group is not None:
+            _remove_cgroup(group)
     err_thread.join(timeout=1)
     result.exit_status = proc.returncode
     result.stderr = b"".join(err_chunks).decode("utf-8", "replace")
     result.seconds = time.monotonic() - start
     return result
+
+
+def _pids_cgroup(limit: int) -> Path | None:
+    """A fresh cgroup whose ``pids.max`` caps every process of one sandbox, or None where none can be made.
+
+    ``RLIMIT_NPROC`` does not bind a grader running as root (the kernel exempts the root user, and the sandbox's
+    uid maps to it), so where the pids controller is writable (cgroup v1 ``/sys/fs/cgroup/pids`` or v2) the
+    sandbox also goes into its own cgroup; elsewhere the rlimit and the static check are what limit processes.
+    """
+    for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        if not (root / "cgroup.procs").exists() or not os.access(root, os.W_OK):
+            continue
+        group = root / f"autograd-lab-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        try:
+            group.mkdir()
+            (group / "pids.max").write_text(str(limit))
+        except OSError:
+            _remove_cgroup(group)
+            continue
+        return group
+    return None
+
+
+def _remove_cgroup(group: Path) -> None:
+    for _ in range(50):
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)  # the killed processes are still leaving
 
 
 def _kill_group(proc: subprocess.Popen, result: RunResult) -> None:
