@@ -626,6 +626,9 @@ class _Checker:
                               f"or code objects)")
             return
         module = self.module_of(node.value)
+        if module is not None and not _allowed_module(module, private_ok=True):
+            self.expr(node.value, attribute_base=True)  # the module itself is refused, by name
+            return
         if module is not None:
             if attr.startswith("_"):
                 self.refuse(node, f"`{_short(node)}` is a private part of `{module}`; use its public functions")
