@@ -27,7 +27,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks, gradebook_score
+from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks
 from autograd_lab.course.grading.limits import Limits
 from autograd_lab.course.leaks import find_leaks
 
@@ -238,11 +238,10 @@ def autograde(
     except sandbox.SandboxUnavailable as exc:
         raise CourseError(f"no sandbox for grading: {exc}. Install bubblewrap, or pass --unsafe-no-sandbox to "
                           f"grade with the grader's own rights (only for code you trust)") from exc
-    except record.GradebookError as exc:
+    except (record.GradebookError, batch.SecretError, OSError) as exc:
         raise CourseError(str(exc)) from exc
     reports = []
-    for outcome, _, max_score in outcomes:
-        score, max_score = gradebook_score(course_dir, outcome.student, assignment)
+    for outcome, score, max_score in outcomes:
         reports.append(SubmissionReport(outcome.student, assignment, score, max_score, outcome.messages))
     return reports
 

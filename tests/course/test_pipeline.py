@@ -12,6 +12,7 @@ import html
 import re
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_pipeline")]
 
 ASSIGNMENT = "90_fixture"
 MAX = 6.0
-TIMEOUT_S = 4
+TIMEOUT_S = 6
 MEMORY_MB = 1200  # a kernel with the course imports maps ~0.9 GB; the hog fails after ~0.3 GB more
 
 # case -> (points, a pattern the message must contain)
@@ -41,7 +42,7 @@ EXPECTED: dict[str, tuple[float, str]] = {
     "loop_at_top_level": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*while.*"
                              r"add_op_forward_test \(2 points\) failed: .*add_op_code' was refused"),
     "infinite_loop": (1, r"add_op_forward_test \(2 points\) failed: the cell ran past the time limit "
-                         r"\(cell_seconds = 4 s\)"),
+                         r"\(cell_seconds = 6 s\)"),
     "kernel_death": (5, r"answer cell 'sum_of_squares_code' was refused and not run: line 1: .*\bos\b"),
     "memory_hog": (5, r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed to the "
                       r"grader \(memory_mb = 1200 MiB\)"),
@@ -72,10 +73,30 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     misnamed.parent.mkdir(parents=True)
     shutil.copyfile(tmp / "subs" / "students" / "full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", misnamed)
     reports = instructor.autograde(course, ASSIGNMENT, timeout=TIMEOUT_S, memory_mb=MEMORY_MB)
+    sequential = gradebook_cells(course)
+    parallel_reports = instructor.autograde(course, ASSIGNMENT, timeout=TIMEOUT_S, memory_mb=MEMORY_MB, jobs=2)
     feedback = instructor.feedback(course, ASSIGNMENT)
     grades = instructor.export_grades(course, tmp / "grades.csv")
     return {"course": course, "collected": collected, "reports": {r.student: r for r in reports},
-            "feedback": feedback, "grades": grades}
+            "feedback": feedback, "grades": grades, "sequential": sequential, "parallel": gradebook_cells(course),
+            "parallel_reports": {r.student: r for r in parallel_reports}}
+
+
+def gradebook_cells(course: Path) -> dict[tuple[str, str], float | None]:
+    """{(student, grade cell): auto score} as stored in the course's gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {(sub.student.id, grade.name): grade.auto_score
+                for sub in gb.assignment_submissions(ASSIGNMENT) for nb in sub.notebooks for grade in nb.grades}
+
+
+def test_a_parallel_batch_writes_the_same_gradebook_as_a_sequential_one(graded: dict) -> None:
+    assert graded["sequential"] == graded["parallel"]
+    assert len(graded["sequential"]) == 3 * (len(CASES) + 1)  # three graded tests per submission
+    for student, report in graded["reports"].items():
+        again = graded["parallel_reports"][student]
+        assert (again.score, again.messages) == (report.score, report.messages), student
 
 
 def test_every_case_was_collected_and_graded(graded: dict) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,8 +112,8 @@ def assemble(
     ``release_path`` (the released notebook) supplies the stub of a missing answer cell and the checksums a
     submission is compared with; without it the stub is ``raise NotImplementedError()``.
     """
-    template = nbformat.read(source_path, as_version=4)
-    release = nbformat.read(release_path, as_version=4) if release_path and release_path.is_file() else None
+    template = _read_notebook(source_path)
+    release = _read_notebook(release_path) if release_path and release_path.is_file() else None
     released = {source_meta(c).get("grade_id"): c for c in (release.cells if release else [])}
     kinds = [cell_kind(c) for c in template.cells]
     job = Job(assignment or source_path.parent.name, source_path.name, template, [])
@@ -134,15 +135,16 @@ def assemble(
         meta = source_meta(cell)
         gid = str(meta.get("grade_id", ""))
         if kind == ANSWER:
-            stub = _text(released[gid].source) if gid in released else STUB
+            stub = _text(released[gid].source) if gid in released else stub_of(_text(cell.source))
             text = answers.get(gid)
             if text is None:
                 if job.unreadable is None:
                     job.ignored.append(f"answer cell '{gid}' is missing from the submission; the released stub was "
                                        f"graded in its place")
                 text = stub
-            refusals = check_answer(text, gid, protected - bound_names(_text(cell.source)),
-                                    _references(template, kinds, index))
+            # The released stub is the instructor's text: it is not checked (its top-level raise would be refused).
+            refusals = [] if text == stub else check_answer(text, gid, protected - bound_names(_text(cell.source)),
+                                                            _references(template, kinds, index))
             if refusals:
                 job.refused[gid] = refusals
                 run = refused_code(gid, refusals)
@@ -156,6 +158,38 @@ def assemble(
             job.cells.append(JobCell(index, kind, gid, _text(cell.source)))
     job.seed_tags = sorted({tag for c in job.cells if c.kind == TEST for tag in seed_tags(c.source)})
     return job
+
+
+def stub_of(source: str) -> str:
+    """The student version of an answer cell, as nbgrader's ClearSolutions makes it: each ``### BEGIN SOLUTION`` ...
+    ``### END SOLUTION`` region becomes ``# YOUR CODE HERE`` / ``raise NotImplementedError()`` at its indentation
+    (a cell without the markers becomes :data:`STUB`)."""
+    out: list[str] = []
+    inside = False
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker == "### BEGIN SOLUTION":
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
+            inside = True
+        elif marker == "### END SOLUTION":
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out) if any("BEGIN SOLUTION" in line for line in source.splitlines()) else STUB
+
+
+def _read_notebook(path: Path) -> NotebookNode:
+    """The notebook at ``path``, parsed once per version of the file (a batch reads the same source N times).
+
+    Callers must not modify it (:func:`autograded_notebook` works on a copy)."""
+    stat = path.stat()
+    return _read_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_cached(path: str, mtime_ns: int, size: int) -> NotebookNode:
+    return nbformat.read(path, as_version=4)
 
 
 def _pick_answers(

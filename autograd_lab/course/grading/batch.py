@@ -33,10 +33,28 @@ class Outcome:
     seconds: float = 0.0
 
 
-def grading_seeds(tags: list[str]) -> dict[str, int]:
-    """{tag: seed} for the hidden tests, from the instructor's secret (read here, outside the sandbox only)."""
+class SecretError(RuntimeError):
+    """The grading secret is kept where students can read it (inside the course folder)."""
+
+
+def grading_seeds(tags: list[str], course_dir: Path | None = None) -> dict[str, int]:
+    """{tag: seed} for the hidden tests, from the instructor's secret (read here, outside the sandbox only).
+
+    Raises:
+        SecretError: if ``$AUTOGRAD_LAB_GRADING_SECRET_FILE`` lies inside ``course_dir`` (or the repository
+            around it), where it would be published with the course.
+        OSError: if the secret file cannot be read.
+    """
     from autograd_lab.course import checks
 
+    secret_file = os.environ.get(checks.SECRET_FILE_ENV)
+    if secret_file and course_dir is not None:
+        where = Path(secret_file).resolve()
+        for root in (course_dir.resolve(), course_dir.resolve().parent):
+            if (root / ".git").exists() or root == course_dir.resolve():
+                if where.is_relative_to(root):
+                    raise SecretError(f"the grading secret file {where} is inside {root}, where it would be "
+                                      f"published with the course; keep it outside (docs/instructor.md)")
     return {tag: checks.grading_seed(tag) for tag in tags}
 
 
@@ -165,12 +183,12 @@ def grade_batch(
         problem = sandbox.sandbox_problem()
         if problem:
             raise sandbox.SandboxUnavailable(problem)
-    prepared = [(student, *prepare(course_dir, assignment, student)) for student in students]
-    tags = sorted({t for _, job, _ in prepared if job for t in job.seed_tags})
-    seeds = grading_seeds(tags)
+    name = f"{assignment}.ipynb"
+    # The seed tags are the source's: the same for every submission.
+    seeds = grading_seeds(assemble.assemble(course_dir / "source" / assignment / name, None).seed_tags, course_dir)
 
-    def work(item: tuple[str, Job | None, list[str]]) -> Outcome:
-        student, job, messages = item
+    def work(student: str) -> Outcome:
+        job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes
         if job is None or job.unreadable:
             return Outcome(student, job, messages=list(messages))
         outcome = run_one(job, student, limits, unsafe, seeds)
@@ -178,13 +196,14 @@ def grade_batch(
         return outcome
 
     results = []
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, os.cpu_count() or 1, len(prepared) or 1))) as pool:
-        for outcome in pool.map(work, prepared):  # map keeps student order: writes are sequential and ordered
-            results.append(_record(course_dir, assignment, outcome, unsafe))
+    workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
+    with record.open_gradebook(course_dir) as gb, ThreadPoolExecutor(max_workers=workers) as pool:
+        for outcome in pool.map(work, students):  # map keeps student order: writes are sequential and ordered
+            results.append(_record(course_dir, assignment, outcome, unsafe, gb))
     return results
 
 
-def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool) -> tuple[Outcome, float, float]:
+def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool, gb: Any) -> tuple[Outcome, float, float]:
     job = outcome.job
     if job is None:
         raise RuntimeError(f"no job for {outcome.student}")  # prepare() always assembles one
@@ -195,12 +214,12 @@ def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool) -
         record.write_autograded(course_dir, outcome.student, job, notebook)
     else:
         record.clear_autograded(course_dir, outcome.student, assignment)
-    score = record.save_scores(course_dir, outcome.student, job, outcome.passed, stubs, notebook)
+    score, max_score = record.save_scores(course_dir, outcome.student, job, outcome.passed, stubs, notebook, gb)
     if unsafe:
         outcome.messages.insert(0, UNSAFE_NOTE)
     if not [m for m in outcome.messages if m != UNSAFE_NOTE]:
-        outcome.messages.append("all tests passed" if score == job.max_score else "some tests failed")
-    return outcome, score, job.max_score
+        outcome.messages.append("all tests passed" if score == max_score else "some tests failed")
+    return outcome, score, max_score
 
 
 def _is_stub(text: str) -> bool:

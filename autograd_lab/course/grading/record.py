@@ -10,8 +10,12 @@ work as before.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
@@ -51,51 +55,67 @@ def _timestamp(course_dir: Path, student: str, assignment: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def open_gradebook(course_dir: Path) -> Iterator[Any]:
+    """nbgrader's Gradebook for ``course_dir/gradebook.db``, opened once for a whole batch (each open costs
+    ~0.2 s of schema checks)."""
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
+        # nbgrader's update_or_create_submission triggers SQLAlchemy's autoflush warnings (nbgrader 0.9.6).
+        warnings.simplefilter("ignore", category=Warning)
+        yield gb
+
+
 def save_scores(course_dir: Path, student: str, job: Job, passed: dict[str, bool], stubs: set[str],
-                notebook: NotebookNode | None) -> float:
-    """Record one submission in ``course_dir/gradebook.db`` and return its score (before late penalties).
+                notebook: NotebookNode | None, gb: Any) -> tuple[float, float]:
+    """Record one submission in ``course_dir/gradebook.db``; (its score, the assignment's max score) as stored.
 
     ``passed`` maps each graded test's grade_id to its verdict; ``stubs`` holds the answer cells left unanswered
-    (they get nbgrader's "No response." comment).
+    (they get nbgrader's "No response." comment). ``gb`` is the batch's open Gradebook (:func:`open_gradebook`).
 
     Raises:
         GradebookError: if the gradebook has no such assignment or notebook (run ``course release`` first).
     """
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     url = f"sqlite:///{course_dir / 'gradebook.db'}"
     notebook_id = Path(job.notebook).stem
     timestamp = _timestamp(course_dir, student, job.assignment)
-    score = 0.0
-    with Gradebook(url) as gb:
+    try:
+        assignment = gb.find_assignment(job.assignment)
+    except MissingEntry as exc:
+        raise GradebookError(f"the gradebook {course_dir / 'gradebook.db'} has no assignment "
+                             f"{job.assignment}; run `autograd-lab course release {job.assignment}` "
+                             f"first") from exc
+    gb.update_or_create_student(student)
+    kwargs = {"timestamp": timestamp} if timestamp else {}
+    gb.update_or_create_submission(job.assignment, student, **kwargs)
+    for cell in job.cells:
+        if cell.grade_id is None:
+            continue
         try:
-            gb.find_assignment(job.assignment)
+            if cell.kind == TEST and cell.points > 0:
+                grade = gb.find_grade(cell.grade_id, notebook_id, job.assignment, student)
+                grade.auto_score = cell.points if passed.get(cell.grade_id) else 0.0
+                grade.needs_manual_grade = grade.manual_score is not None
+            elif cell.kind == ANSWER:
+                comment = gb.find_comment(cell.grade_id, notebook_id, job.assignment, student)
+                comment.auto_comment = "No response." if cell.grade_id in stubs else None
         except MissingEntry as exc:
-            raise GradebookError(f"the gradebook {course_dir / 'gradebook.db'} has no assignment "
-                                 f"{job.assignment}; run `autograd-lab course release {job.assignment}` "
-                                 f"first") from exc
-        gb.update_or_create_student(student)
-        kwargs = {"timestamp": timestamp} if timestamp else {}
-        gb.update_or_create_submission(job.assignment, student, **kwargs)
-        for cell in job.cells:
-            if cell.grade_id is None:
-                continue
-            try:
-                if cell.kind == TEST and cell.points > 0:
-                    grade = gb.find_grade(cell.grade_id, notebook_id, job.assignment, student)
-                    grade.auto_score = cell.points if passed.get(cell.grade_id) else 0.0
-                    grade.needs_manual_grade = grade.manual_score is not None
-                    score += grade.auto_score
-                elif cell.kind == ANSWER:
-                    comment = gb.find_comment(cell.grade_id, notebook_id, job.assignment, student)
-                    comment.auto_comment = "No response." if cell.grade_id in stubs else None
-            except MissingEntry as exc:
-                raise GradebookError(f"the gradebook's copy of {job.assignment} has no cell '{cell.grade_id}': "
-                                     f"the source changed since the release; run `autograd-lab course release "
-                                     f"{job.assignment}` again") from exc
+            raise GradebookError(f"the gradebook's copy of {job.assignment} has no cell '{cell.grade_id}': "
+                                 f"the source changed since the release; run `autograd-lab course release "
+                                 f"{job.assignment}` again") from exc
+    gb.db.commit()
+    submission = gb.find_submission(job.assignment, student)
+    late = submission.total_seconds_late > 0
+    if not late:
+        gb.find_submission_notebook(notebook_id, job.assignment, student).late_submission_penalty = None
         gb.db.commit()
-    _late_penalty(course_dir, student, job, notebook_id, url, notebook)
-    return score
+    result = float(submission.score), float(assignment.max_score)
+    if late:  # the course's late-submission plugin decides the penalty, as in nbgrader's own autograde
+        _late_penalty(course_dir, student, job, notebook_id, url, notebook)
+    return result
 
 
 def _late_penalty(course_dir: Path, student: str, job: Job, notebook_id: str, url: str,
