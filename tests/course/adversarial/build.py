@@ -71,7 +71,10 @@ assert close(y.data, np.array([4.0, 6.0])), f"AddOp forward: expected [4, 6] for
 checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)
 hidden = checks.grading_rng("add_op_forward_test")
 a, b = hidden.normal(size=(3, 4)), hidden.normal(size=(4,))
-assert close(AddOp()(Variable.from_numpy(a), Variable.from_numpy(b)).data, a + b), "HIDDEN_ADD_FORWARD secret inputs"
+expected = a + b  # computed before the answer runs, on inputs it cannot change
+a.setflags(write=False)
+b.setflags(write=False)
+assert close(AddOp()(Variable.from_numpy(a), Variable.from_numpy(b)).data, expected), "HIDDEN_ADD_FORWARD secret inputs"
 ### END HIDDEN TESTS"""
 
 ADD_BACKWARD_TEST = """\
@@ -83,10 +86,12 @@ assert close(gb, np.array([2.0, 2.0, 2.0])), f"AddOp backward: b's gradient sums
 checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)
 hidden = checks.grading_rng("add_op_backward_test")
 a, b, g = hidden.normal(size=(2, 5)), hidden.normal(size=(1, 5)), hidden.normal(size=(2, 5))
+expected_ga, expected_gb = g.copy(), g.sum(axis=0, keepdims=True)
+g.setflags(write=False)
 op = AddOp()
 op(Variable.from_numpy(a), Variable.from_numpy(b))
 ga, gb = op.backward(g)
-assert close(ga, g) and close(gb, g.sum(axis=0, keepdims=True)), "HIDDEN_ADD_BACKWARD secret inputs"
+assert close(ga, expected_ga) and close(gb, expected_gb), "HIDDEN_ADD_BACKWARD secret inputs"
 ### END HIDDEN TESTS"""
 
 SQUARES_SOLUTION = """\
@@ -101,7 +106,9 @@ assert sum_of_squares(np.array([1.0, 2.0])) == 5.0, "sum_of_squares([1, 2]) shou
 ### BEGIN HIDDEN TESTS
 checks.assert_own_code(sum_of_squares)
 x = checks.grading_rng("sum_of_squares_test").normal(size=7)
-assert abs(sum_of_squares(x) - float(np.sum(x * x))) < 1e-9, "HIDDEN_SQUARES secret inputs"
+expected = float(np.sum(x * x))
+x.setflags(write=False)
+assert abs(sum_of_squares(x) - expected) < 1e-9, "HIDDEN_SQUARES secret inputs"
 ### END HIDDEN TESTS"""
 
 
@@ -325,7 +332,7 @@ CASES: dict[str, Case] = {
     "infinite_loop": Case("infinite loop", (answer(SQUARES, "def sum_of_squares(x):\n    while True:\n        pass"),),
                           4, r"sum_of_squares_test \(1 point\) failed: the cell ran past the time limit"),
     "memory_hog": Case("memory hog", (answer(SQUARES, (
-        "def sum_of_squares(x):\n    hog = []\n    while True:\n        hog.append(np.ones(50_000_000))")),), 4,
+        "def sum_of_squares(x):\n    hog = []\n    while True:\n        hog.append(np.zeros(100_000_000))")),), 4,
         r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed"),
     "fork_bomb": Case("fork bomb", (answer(SQUARES, (
         "def sum_of_squares(x):\n    while True:\n        os.fork()")),), 4, _refused_squares("`os` comes from")),
@@ -362,8 +369,8 @@ CASES: dict[str, Case] = {
                               5, r"cell 'bonus_test' is not part of the assignment; it was ignored"),
     "answer_marked_graded": Case("forged metadata", (metadata(ADD, grade=True, points=50),), 5,
                                  r"answer cell 'add_op_code' was marked as graded; the marking was ignored"),
-    "forged_checksum": Case("forged metadata", (metadata("add_op_forward_test", checksum="0" * 32),), 5,
-                            r"the checksum of cell 'add_op_forward_test' was changed; ignored"),
+    "forged_checksum": Case("forged metadata", (metadata(ADD, checksum="0" * 32),), 5,
+                            r"the checksum of cell 'add_op_code' was changed; ignored"),
     "changed_kernelspec": Case("forged metadata", (kernelspec("evil-kernel"),), 5,
                                r"the notebook's kernelspec was changed; ignored"),
     "forged_test_as_answer": Case("forged metadata", (
@@ -373,6 +380,12 @@ CASES: dict[str, Case] = {
     # Hard-coding what the visible test expects: the hidden test's secret inputs catch it.
     "hard_coded_squares": Case("hard-coded visible output", (
         answer(SQUARES, "def sum_of_squares(x):\n    return 5.0"),), 4, r"sum_of_squares_test \(1 point\) failed"),
+    "mutates_test_inputs": Case("hard-coded visible output", (answer(ADD, ADD_SOLUTION.replace(
+        "        a, b = self.inputs\n        return [sum_to_shape(gy, a.shape), sum_to_shape(gy, b.shape)]",
+        "        a, b = self.inputs\n        if np.all(gy == 1.0):\n"
+        "            return [sum_to_shape(gy, a.shape), sum_to_shape(gy, b.shape)]\n"
+        "        gy[...] = 0.0  # zero the test's own array, so that expected values computed later match\n"
+        "        return [gy, np.zeros(b.shape)]")),), 3, r"add_op_backward_test \(2 points\) failed"),
     "hard_coded_forward": Case("hard-coded visible output", (answer(ADD, ADD_SOLUTION.replace(
         "        return a + b", "        return np.array([4.0, 6.0])")),), 3,
         r"add_op_forward_test \(2 points\) failed"),
