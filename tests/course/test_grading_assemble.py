@@ -157,3 +157,20 @@ def test_limits_are_checked_and_overridable() -> None:
         Limits().replace(file_mb=0)
     with pytest.raises(ValueError, match="NAME=VALUE"):
         parse_overrides(["memory_mb"])
+
+
+def test_autograde_refuses_without_a_sandbox_unless_told_it_is_unsafe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autograd_lab.course import instructor
+    from autograd_lab.course.grading import batch, sandbox
+
+    course = tmp_path / "course"
+    (course / "source" / "90_fixture").mkdir(parents=True)
+    (course / "source" / "90_fixture" / "90_fixture.ipynb").write_bytes(SOURCE.read_bytes())
+    (course / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+    monkeypatch.setattr(sandbox, "sandbox_problem", lambda: "bubblewrap (bwrap) is not installed")
+    with pytest.raises(instructor.CourseError, match=r"no sandbox for grading: bubblewrap \(bwrap\) is not "
+                                                     r"installed.*--unsafe-no-sandbox"):
+        instructor.autograde(course, "90_fixture")
+    assert batch.UNSAFE_NOTE.startswith("UNSAFE: graded without a sandbox")

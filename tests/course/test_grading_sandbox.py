@@ -30,7 +30,7 @@ MARK = "sleep-left-behind-by-a-submission"
 
 
 def job(*cells: tuple[str, str], seeds: dict[str, int] | None = None) -> dict:
-    """cells: (kind, source) with kind 'helper' or 'test' (graded)."""
+    """cells: (kind, source) with kind helper, demo or test (graded)."""
     return {"cells": [{"index": i, "kind": kind, "grade_id": f"c{i}", "source": src, "graded": kind == "test"}
                       for i, (kind, src) in enumerate(cells)], "seeds": seeds or {}}
 
@@ -238,3 +238,28 @@ def test_signals_from_the_sandbox_do_not_reach_the_grader() -> None:
     result = sandbox.run_job(job(("test", "import os, signal\nos.kill(-1, signal.SIGKILL)\n")), Limits())
     assert signal.getsignal(signal.SIGTERM) is not None  # we are still here to look
     assert not any(v["passed"] for v in verdicts(result).values())
+
+
+def test_feedback_outputs_come_from_a_separate_run_and_never_decide_a_verdict() -> None:
+    cells = [
+        ("helper", "import matplotlib.pyplot as plt\n"),
+        ("demo", "plt.plot([1, 2, 3])\nprint('demo ran')\n"),
+        ("demo", "raise ValueError('a demo cell that fails')\n"),
+        ("demo", "print('after the failure')\n"),
+        ("test", "assert True\n"),
+    ]
+    result = sandbox.run_job(job(*cells), Limits())
+    outputs = {r["index"]: r for r in result.records if r.get("event") == "outputs"}
+    assert result.finished and verdicts(result)[4]["passed"]
+    demo = outputs[1]["outputs"]
+    assert any("image/png" in o.get("data", {}) for o in demo), demo
+    assert any(o.get("text") == "demo ran\n" for o in demo)
+    assert outputs[2]["error"]["ename"] == "ValueError"  # recorded, and the next cell still ran
+    assert outputs[3]["outputs"][0]["text"] == "after the failure\n"
+    assert 4 not in outputs  # a graded test's outputs come only with its verdict
+
+
+def test_unsafe_mode_runs_the_same_harness_without_the_sandbox() -> None:
+    result = sandbox.run_job(job(("test", "import os\nprint(os.getuid())\n")), Limits(), unsafe=True)
+    assert result.finished and verdicts(result)[0]["passed"]
+    assert text(verdicts(result)[0]).strip() == str(os.getuid())  # the grader's own rights: hence the warning
