@@ -120,6 +120,10 @@ REFUSED: dict[str, tuple[str, int, str]] = {
                   "may not define `_repr_html_`"),
     "ipython_display": ("class A:\n    def _ipython_display_(self):\n        pass\n", 2,
                         "may not define `_ipython_display_`"),
+    "ndarray_subclass": ("class Lie(np.ndarray):\n    def all(self, *a, **k):\n        return True\n", 1,
+                         "subclassing `np.ndarray` is not allowed"),
+    "float_subclass": ("class Lie(float):\n    pass\n", 1, "subclassing `float` is not allowed"),
+    "masked_array": ("def f(x):\n    return np.ma.masked_array(x, mask=True)\n", 2, "`.masked_array` is not allowed"),
     "del_hook": ("class A:\n    def __del__(self):\n        pass\n", 2, "may not define `__del__`"),
     "decorator": ("@functools.lru_cache\ndef f():\n    pass\n", 1, "decorator `@functools.lru_cache`"),
     "class_decorator": ("@dataclasses.dataclass\nclass A:\n    pass\n", 1, "class decorators are not allowed"),
@@ -189,6 +193,8 @@ ACCEPTED = {
     "engine_backward": "def f(y):\n    Engine.backward(y)\n",
     "dict_item_store": "def f():\n    d = {}\n    d['a'] = 1\n    return d\n",
     "future": "from __future__ import annotations\n",
+    "own_exception": "class ShapeMismatch(ValueError):\n    pass\n",
+    "own_base_class": "class Base:\n    pass\n\n\nclass Child(Base):\n    pass\n",
     "public_library_module": "from autograd_lab.nn import init\nfrom autograd_lab import ops\n",
 }
 

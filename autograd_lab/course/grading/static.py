@@ -37,6 +37,8 @@ DENIED_MODULES = frozenset({
     "autograd_lab.data.download", "autograd_lab.data.idx", "autograd_lab.data.catalog",
     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild", "numpy.lib.format",
     "numpy.lib.npyio", "numpy.lib.stride_tricks", "numpy.core", "numpy._core",
+    # Array types whose reductions skip entries (masked arrays) or whose methods a subclass could override.
+    "numpy.ma", "numpy.matlib",
 })
 #: Builtins that run code from text, reach any attribute or namespace, read files or stop the interpreter.
 DENIED_BUILTINS = frozenset({
@@ -46,16 +48,24 @@ DENIED_BUILTINS = frozenset({
     "__spec__", "__builtins__",
 })
 #: Attribute names that reach frames, code objects, the garbage collector or files, on whatever object.
-DENIED_ATTRIBUTES = frozenset({
-    "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "f_lasti", "gi_frame", "gi_code",
-    "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "tb_frame", "tb_next", "co_code",
-    "co_consts", "co_names", "func_globals", "func_code", "get_objects", "get_referrers", "get_referents",
-    "ctypeslib", "ctypes", "as_strided", "stride_tricks", "frombuffer", "load", "save", "savez",
-    "savez_compressed", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt", "genfromtxt",
-    "fromregex", "DataSource", "dump", "dumps", "get_type_hints", "ForwardRef",
-    # autograd_lab's own file, process and network entry points, and graphviz's rendering (runs `dot`, writes).
-    "read_idx", "write_idx", "write_c", "export_c", "fetch", "load_dataset", "cache_root", "render", "pipe", "view",
-})
+_FRAMES = ("f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "f_lasti", "gi_frame", "gi_code",
+           "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "tb_frame", "tb_next", "co_code",
+           "co_consts", "co_names", "func_globals", "func_code", "get_objects", "get_referrers", "get_referents",
+           "get_type_hints", "ForwardRef")
+_RAW_MEMORY_AND_FILES = ("ctypeslib", "ctypes", "as_strided", "stride_tricks", "frombuffer", "load", "save", "savez",
+                         "savez_compressed", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt",
+                         "genfromtxt", "fromregex", "DataSource", "dump", "dumps",
+                         # autograd_lab's file, process and network entry points; graphviz rendering runs `dot`.
+                         "read_idx", "write_idx", "write_c", "export_c", "fetch", "load_dataset", "cache_root",
+                         "render", "pipe", "view")
+_SKIPPING_ARRAYS = ("ma", "masked_array", "MaskedArray", "matrix", "asmatrix")
+#: Attribute names refused on whatever object, with the reason given to the student.
+DENIED_ATTRIBUTES: dict[str, str] = {
+    **dict.fromkeys(_FRAMES, "it reaches frames, code objects or the objects of other code"),
+    **dict.fromkeys(_RAW_MEMORY_AND_FILES, "it reaches files, processes, the network or raw memory"),
+    **dict.fromkeys(_SKIPPING_ARRAYS, "masked arrays and matrices compare and reduce differently from arrays, so "
+                                      "a test could pass on wrong values"),
+}
 #: Dunder attributes that may be read (plain strings) and dunder methods that may be called (``super().__init__()``).
 READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 CALLABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
@@ -338,6 +348,10 @@ class _Checker:
         for base in node.bases:
             if isinstance(base, ast.Name) and base.id == "type":
                 self.refuse(base, f"class {node.name}: subclassing `type` (a metaclass) is not allowed")
+            elif self.lying_base(base):
+                self.refuse(base, f"class {node.name}: subclassing `{_short(base)}` is not allowed in an answer "
+                                  f"cell: a subclass of a NumPy or builtin value type could override how it "
+                                  f"compares or reduces (`all`, `sum`, ...) and pass a test with wrong values")
             self.static_expr(base, f"a base of class {node.name}")
         outer, self.class_names = self.class_names, {n for stmt in node.body for n in _top_level_names(stmt)}
         try:
@@ -345,6 +359,21 @@ class _Checker:
                 self.top_level(stmt, in_class=True)
         finally:
             self.class_names = outer
+
+    def lying_base(self, base: ast.expr) -> bool:
+        """A NumPy type or a builtin type other than an exception, as a class base."""
+        if isinstance(base, ast.Name):
+            if base.id in self.cell_names or base.id in self.protected - set(self.context):
+                return False
+            binding = self.context.get(base.id)
+            if binding is not None:
+                return binding.origin.split(".")[0] == "numpy"
+            value = getattr(builtins, base.id, None)
+            return isinstance(value, type) and base.id in _BUILTIN_NAMES and not issubclass(value, Exception)
+        if isinstance(base, ast.Attribute):
+            module = self.module_of(base.value)
+            return module is not None and module.split(".")[0] == "numpy"
+        return False
 
     def import_(self, node: ast.Import | ast.ImportFrom, local: _Scope | None = None) -> None:
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
@@ -622,8 +651,7 @@ class _Checker:
                 self.refuse(node, f"the special attribute `.{attr}` is not allowed in an answer cell")
                 return
         if attr in DENIED_ATTRIBUTES:
-            self.refuse(node, f"`.{attr}` is not allowed in an answer cell (it reaches files, raw memory, frames "
-                              f"or code objects)")
+            self.refuse(node, f"`.{attr}` is not allowed in an answer cell: {DENIED_ATTRIBUTES[attr]}")
             return
         module = self.module_of(node.value)
         if module is not None and not _allowed_module(module, private_ok=True):
