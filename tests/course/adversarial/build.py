@@ -280,6 +280,12 @@ CASES: dict[str, Case] = {
         "class Anything(float):\n    def __eq__(self, other):\n        return True\n\n    def __lt__(self, other):\n"
         "        return True\n\n\ndef sum_of_squares(x):\n    return Anything(0.0)")),), 4,
         _refused_squares("may not define `__eq__`")),
+    "lying_array_subclass": Case("lying objects", (answer(SQUARES, (
+        "class Lie(np.ndarray):\n    def all(self, *args, **kwargs):\n        return True\n\n\n"
+        "def sum_of_squares(x):\n    return 0.0")),), 4, _refused_squares("subclassing `np.ndarray` is not allowed")),
+    "masked_array": Case("lying objects", (answer(ADD, ADD_SOLUTION.replace(
+        "        return a + b", "        return np.ma.masked_array(a - b, mask=True)")),), 1,
+        _refused_add("`.masked_array` is not allowed")),
     # Own code: the reference imported, subclassed, wrapped, executed from its source, or its code cloned.
     "imports_reference": Case("reference", (answer(ADD, "from autograd_lab.ops import AddOp"),), 1,
                               _refused_add("is the reference implementation")),
