@@ -78,6 +78,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--output", type=Path, default=Path("grades.csv"), help="default: grades.csv")
     course_dir_option(s)
     s.set_defaults(func=_grades)
+
+    # -- similarity report (part B of issue 10; kept separate from the grading steps above) --
+    s = steps.add_parser("similarity", help="compare answers with the solution, the references and each other")
+    s.add_argument("assignment")
+    s.add_argument("--output", type=Path, default=None,
+                   help="CSV file (default: <course-dir>/reports/<assignment>_similarity.csv)")
+    s.add_argument("--threshold", type=float, default=0.9, help="print pairs at least this similar (default 0.9)")
+    course_dir_option(s)
+    s.set_defaults(func=_similarity)
     return p
 
 
@@ -175,4 +184,19 @@ def _feedback(args: argparse.Namespace) -> int:
 @_course_errors_as_messages
 def _grades(args: argparse.Namespace) -> int:
     print(f"wrote {_instructor(args).export_grades(args.course_dir, args.output)}")
+    return 0
+
+
+def _similarity(args: argparse.Namespace) -> int:
+    from autograd_lab.course.similarity import format_matches, similarity_report
+
+    if not 0.0 <= args.threshold <= 1.0:
+        return _fail(f"--threshold must be between 0 and 1, got {args.threshold}")
+    try:
+        path, matches = similarity_report(args.course_dir, args.assignment, args.output)
+    except FileNotFoundError as exc:
+        return _fail(exc)
+    lines = list(format_matches(matches, args.threshold))
+    print("\n".join(lines) if lines else f"no answers at least {args.threshold:.2f} alike")
+    print(f"wrote {path} ({len(matches)} comparisons)")
     return 0
