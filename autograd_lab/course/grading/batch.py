@@ -191,7 +191,11 @@ def grade_batch(
         job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes
         if job is None or job.unreadable:
             return Outcome(student, job, messages=list(messages))
-        outcome = run_one(job, student, limits, unsafe, seeds)
+        try:
+            outcome = run_one(job, student, limits, unsafe, seeds)
+        except Exception as exc:  # a fault of the grader itself: this student scores 0 and is told, the batch goes on
+            return Outcome(student, job, messages=[*messages, f"the grader failed on this submission "
+                                                              f"({type(exc).__name__}: {exc}); grade it again"])
         outcome.messages[:0] = messages + job.ignored
         return outcome
 
