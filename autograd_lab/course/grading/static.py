@@ -20,76 +20,25 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib
-import importlib.util
-import inspect
-import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-#: Top-level modules an answer cell may import (with their public submodules).
-ALLOWED_MODULES = frozenset({"numpy", "math", "functools", "itertools", "collections", "typing", "dataclasses",
-                             "autograd_lab", "__future__"})
-#: Modules refused even though their package is allowed: the grading machinery, tools that write files or run
-#: processes, and numpy's ways to raw memory and to files.
-DENIED_MODULES = frozenset({
-    "autograd_lab.course", "autograd_lab.cli", "autograd_lab.export.build", "autograd_lab.export.simulate",
-    "autograd_lab.data.download", "autograd_lab.data.idx", "autograd_lab.data.catalog",
-    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild", "numpy.lib.format",
-    "numpy.lib.npyio", "numpy.lib.stride_tricks", "numpy.core", "numpy._core",
-    # Array types whose reductions skip entries (masked arrays) or whose methods a subclass could override.
-    "numpy.ma", "numpy.matlib",
-})
-#: Builtins that run code from text, reach any attribute or namespace, read files or stop the interpreter.
-DENIED_BUILTINS = frozenset({
-    "exec", "eval", "compile", "open", "__import__", "getattr", "setattr", "delattr", "globals", "locals", "vars",
-    "breakpoint", "input", "exit", "quit", "help", "memoryview", "get_ipython", "display", "copyright", "credits",
-    "license", "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", "__build_class__", "__loader__",
-    "__spec__", "__builtins__",
-})
-#: Attribute names that reach frames, code objects, the garbage collector or files, on whatever object.
-_FRAMES = ("f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "f_lasti", "gi_frame", "gi_code",
-           "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "tb_frame", "tb_next", "co_code",
-           "co_consts", "co_names", "func_globals", "func_code", "get_objects", "get_referrers", "get_referents",
-           "get_type_hints", "ForwardRef")
-_RAW_MEMORY_AND_FILES = ("ctypeslib", "ctypes", "as_strided", "stride_tricks", "frombuffer", "load", "save", "savez",
-                         "savez_compressed", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt",
-                         "genfromtxt", "fromregex", "DataSource", "dump", "dumps",
-                         # autograd_lab's file, process and network entry points; graphviz rendering runs `dot`.
-                         "read_idx", "write_idx", "write_c", "export_c", "fetch", "load_dataset", "cache_root",
-                         "render", "pipe", "view")
-_SKIPPING_ARRAYS = ("ma", "masked_array", "MaskedArray", "matrix", "asmatrix")
-#: Attribute names refused on whatever object, with the reason given to the student.
-DENIED_ATTRIBUTES: dict[str, str] = {
-    **dict.fromkeys(_FRAMES, "it reaches frames, code objects or the objects of other code"),
-    **dict.fromkeys(_RAW_MEMORY_AND_FILES, "it reaches files, processes, the network or raw memory"),
-    **dict.fromkeys(_SKIPPING_ARRAYS, "masked arrays and matrices compare and reduce differently from arrays, so "
-                                      "a test could pass on wrong values"),
-}
-#: Dunder attributes that may be read (plain strings) and dunder methods that may be called (``super().__init__()``).
-READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
-CALLABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
-#: Dunder methods a class may define. Comparison, truth, array and attribute hooks are left out: with them an object
-#: could claim to equal any expected value or change what a test sees.
-DEFINABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__",
-                               "__getitem__"})
-ALLOWED_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
-
-_BUILTIN_NAMES = frozenset(dir(builtins))
-
-#: What the setup cells of this course import, assumed under the given context so that an answer cannot use a
-#: dangerous module that some setup cell imported even when the caller passes no context.
-DEFAULT_CONTEXT = """
-import builtins, ctypes, gc, importlib, inspect, io, multiprocessing, os, pathlib, pickle, platform, resource
-import shutil, signal, socket, subprocess, sys, tempfile, threading, time, warnings
-import matplotlib
-import matplotlib.pyplot as plt
-from pathlib import Path
-from unittest import mock
-import numpy as np
-import autograd_lab
-from autograd_lab.course import checks
-"""
+from autograd_lab.course.grading.policy import (
+    ALLOWED_DECORATORS,
+    ALLOWED_MODULES,
+    BUILTIN_NAMES,
+    CALLABLE_DUNDERS,
+    DEFAULT_CONTEXT,
+    DEFINABLE_DUNDERS,
+    DENIED_ATTRIBUTES,
+    DENIED_BUILTINS,
+    READABLE_DUNDERS,
+    Binding,
+    allowed_module,
+    bindings_of,
+    context_imports,
+    module_name_of_attribute,
+)
 
 
 @dataclass(frozen=True)
@@ -127,98 +76,10 @@ def check_answer_cell(
     Returns:
         The refusals in line order, each naming the line and what is not allowed.
     """
-    defaults = _context_imports([DEFAULT_CONTEXT])
-    given = _context_imports(context)
+    defaults = context_imports([DEFAULT_CONTEXT])
+    given = context_imports(context)
     checker = _Checker(grade_id, set(protected_names) | set(given), references, {**defaults, **given})
     return checker.run(source)
-
-
-@dataclass(frozen=True)
-class _Binding:
-    module: str | None  # dotted module name if the name is bound to a module
-    origin: str  # dotted name of what the import bound ("numpy", "os.path", "autograd_lab.ops.AddOp")
-
-
-def _context_imports(sources: Sequence[str]) -> dict[str, _Binding]:
-    names: dict[str, _Binding] = {}
-    for text in sources:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue  # an instructor cell with IPython syntax binds nothing we can see
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for name, binding in _bindings_of(node):
-                    names[name] = binding
-            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node in tree.body:
-                names.pop(node.name, None)
-    return names
-
-
-def _bindings_of(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, _Binding]]:
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.asname:
-                yield alias.asname, _Binding(alias.name, alias.name)
-            else:
-                top = alias.name.split(".")[0]
-                yield top, _Binding(top, top)
-    else:
-        base = "." * node.level + (node.module or "")
-        for alias in node.names:
-            dotted = f"{base}.{alias.name}"
-            yield alias.asname or alias.name, _Binding(dotted if _is_module(dotted) else None, dotted)
-
-
-def _allowed_module(dotted: str, private_ok: bool = False) -> bool:
-    """Whether an answer may use ``dotted``; ``private_ok`` for names the instructor's cells imported from it."""
-    if dotted.startswith("."):
-        return False
-    parts = dotted.split(".")
-    if parts[0] not in ALLOWED_MODULES:
-        return False
-    if not private_ok and any(p.startswith("_") for p in parts[1:]):
-        return False
-    return not any(dotted == d or dotted.startswith(d + ".") for d in DENIED_MODULES)
-
-
-_MODULE_CACHE: dict[str, bool] = {}
-
-
-def _is_module(dotted: str) -> bool:
-    """Whether ``dotted`` names a module; only modules of allowed packages are looked up (their imports run)."""
-    if dotted in _MODULE_CACHE:
-        return _MODULE_CACHE[dotted]
-    result = False
-    top = dotted.split(".")[0]
-    if top in ALLOWED_MODULES and not dotted.startswith("."):
-        parent, _, attr = dotted.rpartition(".")
-        try:
-            if parent:
-                value = inspect.getattr_static(importlib.import_module(parent), attr, None)
-                result = isinstance(value, types.ModuleType) or (
-                    value is None and importlib.util.find_spec(dotted) is not None)
-            else:
-                result = importlib.util.find_spec(dotted) is not None
-        except (ImportError, ValueError, AttributeError):
-            result = False
-    _MODULE_CACHE[dotted] = result
-    return result
-
-
-def _module_name_of_attribute(module: str, attr: str) -> str | None:
-    """The real module name if ``module.attr`` is a module (``autograd_lab.data.os`` -> ``os``), else None."""
-    if module.split(".")[0] not in ALLOWED_MODULES or attr.startswith("_"):
-        return None
-    try:
-        value = inspect.getattr_static(importlib.import_module(module), attr, None)
-    except ImportError:
-        return None
-    if isinstance(value, types.ModuleType):
-        return value.__name__
-    if value is None and _is_module(f"{module}.{attr}"):
-        return f"{module}.{attr}"
-    return None
 
 
 def _is_dunder(name: str) -> bool:
@@ -241,7 +102,7 @@ class _Scope:
 
 class _Checker:
     def __init__(self, grade_id: str, protected: set[str], references: Sequence[str],
-                 context: dict[str, _Binding]) -> None:
+                 context: dict[str, Binding]) -> None:
         self.grade_id = grade_id
         self.protected = protected
         self.context = context
@@ -335,7 +196,7 @@ class _Checker:
         elif name in self.protected:
             self.refuse(node, f"`{name}` is defined by the notebook (a setup or test cell); an answer cell may use "
                               f"it but not redefine it. Pick another name")
-        elif name in _BUILTIN_NAMES:
+        elif name in BUILTIN_NAMES:
             self.refuse(node, f"`{name}` would hide Python's builtin of that name, which the tests use; pick "
                               f"another name")
 
@@ -369,7 +230,7 @@ class _Checker:
             if binding is not None:
                 return binding.origin.split(".")[0] == "numpy"
             value = getattr(builtins, base.id, None)
-            return isinstance(value, type) and base.id in _BUILTIN_NAMES and not issubclass(value, Exception)
+            return isinstance(value, type) and base.id in BUILTIN_NAMES and not issubclass(value, Exception)
         if isinstance(base, ast.Attribute):
             module = self.module_of(base.value)
             return module is not None and module.split(".")[0] == "numpy"
@@ -379,15 +240,15 @@ class _Checker:
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             self.refuse(node, "`import *` is not allowed in an answer cell; import the names you need")
             return
-        for name, binding in _bindings_of(node):
+        for name, binding in bindings_of(node):
             module = binding.module if binding.module else binding.origin.rpartition(".")[0]
             if isinstance(node, ast.ImportFrom) and binding.module is None:
-                real = _module_name_of_attribute(module, binding.origin.rpartition(".")[2])
+                real = module_name_of_attribute(module, binding.origin.rpartition(".")[2])
                 if real is not None:
                     module = real
             elif binding.module:
                 module = binding.module
-            if not _allowed_module(module):
+            if not allowed_module(module):
                 allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
                 self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell (allowed: "
                                   f"{allowed} and the public parts of autograd_lab other than the course, CLI, "
@@ -629,7 +490,7 @@ class _Checker:
         binding = self.context.get(ident)
         if binding is not None:
             module = binding.module or binding.origin.rpartition(".")[0]
-            if not _allowed_module(module, private_ok=True):
+            if not allowed_module(module, private_ok=True):
                 self.refuse(node, f"`{ident}` comes from `{binding.origin}`, which an answer cell may not use "
                                   f"(only numpy, math, functools, itertools, collections, typing, dataclasses and "
                                   f"the public parts of autograd_lab)")
@@ -654,7 +515,7 @@ class _Checker:
             self.refuse(node, f"`.{attr}` is not allowed in an answer cell: {DENIED_ATTRIBUTES[attr]}")
             return
         module = self.module_of(node.value)
-        if module is not None and not _allowed_module(module, private_ok=True):
+        if module is not None and not allowed_module(module, private_ok=True):
             self.expr(node.value, attribute_base=True)  # the module itself is refused, by name
             return
         if module is not None:
@@ -666,9 +527,9 @@ class _Checker:
                 self.refuse(node, f"`{_short(node)}` is the reference implementation of this exercise; write it "
                                   f"yourself instead of calling it")
                 return
-            sub = _module_name_of_attribute(module, attr)
+            sub = module_name_of_attribute(module, attr)
             if sub is not None:
-                if not _allowed_module(sub):
+                if not allowed_module(sub):
                     self.refuse(node, f"`{_short(node)}` is the module `{sub}`, which an answer cell may not use")
                     return
                 if not attribute_base:
@@ -694,7 +555,7 @@ class _Checker:
         if isinstance(node, ast.Attribute):
             parent = self.module_of(node.value)
             if parent is not None:
-                return _module_name_of_attribute(parent, node.attr)
+                return module_name_of_attribute(parent, node.attr)
         return None
 
     def is_reference(self, dotted: str) -> bool:
@@ -727,7 +588,7 @@ def _top_level_names(stmt: ast.stmt) -> Iterable[str]:
         for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
             yield from _assigned_names(target)
     elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        for name, _ in _bindings_of(stmt):
+        for name, _ in bindings_of(stmt):
             yield name
 
 
@@ -746,7 +607,7 @@ def _locals_of(stmt: ast.stmt) -> Iterable[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             yield node.name
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name, _ in _bindings_of(node):
+            for name, _ in bindings_of(node):
                 yield name
         stack.extend(ast.iter_child_nodes(node))
 
