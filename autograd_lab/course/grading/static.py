@@ -111,6 +111,7 @@ class _Checker:
         self.scopes: list[_Scope] = []
         self.cell_names: set[str] = set()
         self.class_names: set[str] = set()  # names the class body being checked defines (properties)
+        self.cell_functions: set[str] = set()  # top-level def and class names of the cell
         # A reference written with the notebook's alias (np.broadcast_shapes) is named by its module.
         self.references = []
         for ref in references:
@@ -136,6 +137,7 @@ class _Checker:
                 self.refuse(line, f"this is not valid Python ({exc.msg}), so the cell cannot run")
             return self.refusals
         self.cell_names = {n for stmt in tree.body for n in _top_level_names(stmt)}
+        self.cell_functions = {stmt.name for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))}
         for stmt in tree.body:
             self.top_level(stmt)
         return sorted(set(self.refusals), key=lambda r: (r.line, r.message))
@@ -357,6 +359,7 @@ class _Checker:
                 self.store_target(target)
             if isinstance(stmt, ast.Assign):
                 self.track_aliases(stmt.targets, stmt.value)
+                self.stored_value(stmt.targets, stmt.value)
         if isinstance(stmt, (ast.For, ast.With)):
             if isinstance(stmt, ast.For):
                 self.store_target(stmt.target)
@@ -398,6 +401,23 @@ class _Checker:
             elif self.is_alias(root):
                 self.refuse(node, f"assigning {what} of `{root}`, which holds a class, function or module taken "
                                   f"from outside the function, would change it for the tests; not allowed")
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Del) and root != "self":
+                self.refuse(node, f"deleting the attribute `{_short(node)}` is not allowed (it could remove a "
+                                  f"method from a class the tests use); delete attributes of self only")
+
+    def stored_value(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
+        """No functions stored on objects other than self: a parameter may hold a class of the notebook
+        (``patch(Variable)``), and a function stored on it would replace a method the tests call."""
+        if not any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and _root_name(n) != "self"
+                   for t in targets for n in ast.walk(t)):
+            return
+        is_function = isinstance(value, ast.Lambda) or (
+            isinstance(value, ast.Name) and value.id in self.cell_functions and not self.is_local(value.id)) or (
+            isinstance(value, ast.Call) and _short(value.func).split(".")[-1] in ("partial", "partialmethod",
+                                                                                 "MethodType"))
+        if is_function:
+            self.refuse(value, f"storing the function `{_short(value)}` on `{_short(targets[0])}` could replace a "
+                               f"method of a class the tests use; store functions on self only")
 
     def track_aliases(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
         if not self.may_be_shared(value):
