@@ -168,3 +168,15 @@ def module_name_of_attribute(module: str, attr: str) -> str | None:
     if value is None and is_module(f"{module}.{attr}"):
         return f"{module}.{attr}"
     return None
+
+
+def library_class(dotted: str) -> bool:
+    """Whether ``dotted`` (``autograd_lab.Variable``) names a Python class of autograd_lab."""
+    module, _, attr = dotted.rpartition(".")
+    if module.split(".")[0] != "autograd_lab" or not attr:
+        return False
+    try:
+        value = inspect.getattr_static(importlib.import_module(module), attr, None)
+    except ImportError:
+        return False
+    return isinstance(value, type)

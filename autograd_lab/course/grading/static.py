@@ -37,6 +37,7 @@ from autograd_lab.course.grading.policy import (
     allowed_module,
     bindings_of,
     context_imports,
+    library_class,
     module_name_of_attribute,
 )
 
@@ -98,6 +99,7 @@ class _Scope:
 
     names: set[str]
     aliases: set[str]
+    owner: str | None = None  # a method's first parameter (self or cls), the object the method may change
 
 
 class _Checker:
@@ -282,6 +284,10 @@ class _Checker:
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             self.definition_expr(default, "a default argument value", at_definition)
         scope = _Scope({a.arg for a in every}, set())
+        decorators = {d.id for d in getattr(node, "decorator_list", []) if isinstance(d, ast.Name)}
+        positional = [*args.posonlyargs, *args.args]
+        if in_class and positional and "staticmethod" not in decorators:
+            scope.owner = positional[0].arg
         for arg in every:
             if _is_dunder(arg.arg):
                 self.refuse(node, f"`{arg.arg}` is a special name and cannot be a parameter")
@@ -314,6 +320,13 @@ class _Checker:
             return
         self.refuse(deco, f"decorator `@{_short(deco)}` is not allowed in an answer cell (allowed: "
                           f"@staticmethod, @classmethod, @property and @<property>.setter)")
+
+    def is_owner(self, name: str | None) -> bool:
+        """Whether ``name`` is, where it resolves, the ``self`` (or ``cls``) of the method being checked."""
+        for scope in reversed(self.scopes):
+            if name in scope.names:
+                return scope.owner == name and name not in scope.aliases
+        return False
 
     def is_local(self, name: str) -> bool:
         return any(name in s.names for s in self.scopes)
@@ -401,14 +414,14 @@ class _Checker:
             elif self.is_alias(root):
                 self.refuse(node, f"assigning {what} of `{root}`, which holds a class, function or module taken "
                                   f"from outside the function, would change it for the tests; not allowed")
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Del) and root != "self":
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Del) and not self.is_owner(root):
                 self.refuse(node, f"deleting the attribute `{_short(node)}` is not allowed (it could remove a "
                                   f"method from a class the tests use); delete attributes of self only")
 
     def stored_value(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
         """No functions stored on objects other than self: a parameter may hold a class of the notebook
         (``patch(Variable)``), and a function stored on it would replace a method the tests call."""
-        if not any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and _root_name(n) != "self"
+        if not any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and not self.is_owner(_root_name(n))
                    for t in targets for n in ast.walk(t)):
             return
         is_function = isinstance(value, ast.Lambda) or (
@@ -495,6 +508,21 @@ class _Checker:
                               "classes with a class statement")
         if isinstance(func, ast.Name) and func.id in ("staticmethod", "classmethod", "property"):
             self.refuse(node, f"`{func.id}(...)` may only be used as a decorator in an answer cell")
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass"):
+            return
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(arg, ast.Starred):
+                arg = arg.value
+            if isinstance(arg, ast.Name) and not self.is_local(arg.id) and self.is_library_class(arg.id):
+                self.refuse(arg, f"passing the class `{arg.id}` to a function lets that function change it for the "
+                                 f"tests; use it directly (`{arg.id}(...)`, `{arg.id}.method(...)`, `isinstance`)")
+
+    def is_library_class(self, name: str) -> bool:
+        """Whether ``name`` is a class the notebook imported from autograd_lab (a mutable Python class)."""
+        binding = self.context.get(name)
+        if binding is None or binding.module or name in self.cell_names:
+            return False
+        return library_class(binding.origin)
 
     def name(self, node: ast.Name, attribute_base: bool) -> None:
         ident = node.id
