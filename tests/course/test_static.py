@@ -228,6 +228,12 @@ def test_without_context_the_usual_setup_modules_are_still_refused() -> None:
         assert found and "comes from" in found[0].message, (name, found)
 
 
+def test_without_context_library_classes_are_still_known() -> None:
+    found = check_answer_cell("def patch(c):\n    return c\n\n\ndef f():\n    return patch(Variable)\n",
+                              grade_id="x", protected_names=set(), references=())
+    assert found and "passing the class `Variable`" in found[0].message
+
+
 def test_reference_written_with_the_notebook_alias_is_resolved() -> None:
     found = check_answer_cell("def f(a, b):\n    return np.broadcast_shapes(a, b)\n", grade_id="x",
                               protected_names=set(), references=("np.broadcast_shapes",))

@@ -78,6 +78,8 @@ from pathlib import Path
 from unittest import mock
 import numpy as np
 import autograd_lab
+from autograd_lab import Engine, Operator, Parameter, Variable
+from autograd_lab.nn import Module
 from autograd_lab.course import checks
 """
 
