@@ -263,3 +263,17 @@ def test_unsafe_mode_runs_the_same_harness_without_the_sandbox() -> None:
     result = sandbox.run_job(job(("test", "import os\nprint(os.getuid())\n")), Limits(), unsafe=True)
     assert result.finished and verdicts(result)[0]["passed"]
     assert text(verdicts(result)[0]).strip() == str(os.getuid())  # the grader's own rights: hence the warning
+
+
+def test_monkeypatches_made_by_an_answer_cell_are_undone_before_the_tests() -> None:
+    # Past the static check on purpose: a definition-time patch of numpy, builtins or the checks module.
+    patch = ("import numpy, builtins\nfrom autograd_lab.course import checks\n"
+             "numpy.allclose = lambda *a, **k: True\nbuiltins.isinstance = lambda *a: True\n"
+             "checks.grading_rng = lambda tag: numpy.random.default_rng(0)\n")
+    test = ("import numpy as np\nfrom autograd_lab.course import checks\n"
+            "assert not np.allclose([1.0], [2.0])\nassert not isinstance(1, str)\n"
+            "assert int(checks.grading_rng('tag').integers(10**9)) == int(np.random.default_rng(7).integers(10**9))\n")
+    result = sandbox.run_job(job(("answer", patch), ("test", test), ("answer", patch), ("test", test),
+                                 seeds={"tag": 7}), Limits())
+    assert result.finished, result.stderr  # the harness, which needs builtins and numpy, kept working
+    assert verdicts(result)[1]["passed"] and verdicts(result)[3]["passed"], verdicts(result)

@@ -267,6 +267,38 @@ def _reap(pid: int, deadline: float) -> int:
     return _kill(pid)
 
 
+#: Modules whose attributes each test process puts back as they were before any student code ran: a definition
+#: that slipped a monkeypatch past the static check (``np.allclose = ...``) cannot carry it into the tests.
+PRISTINE = ("builtins", "numpy", "numpy.random", "numpy.testing", "numpy.linalg", "math",
+            "autograd_lab.course.checks")
+
+
+class _Pristine:
+    """A snapshot of the attributes of :data:`PRISTINE` modules, restorable in a test process."""
+
+    def __init__(self) -> None:
+        self.saved = {name: dict(vars(sys.modules[name])) for name in PRISTINE if name in sys.modules}
+
+    def restore(self) -> list[str]:
+        """Undo changes since the snapshot; the names of what was changed (for the record)."""
+        changed = []
+        for name, attrs in self.saved.items():
+            namespace = vars(sys.modules[name])
+            # Added submodules stay: importing numpy.fft legitimately sets numpy.fft (numpy's lazy __getattr__
+            # would recurse without it).
+            for key in [k for k, v in namespace.items() if k not in attrs and not isinstance(v, types.ModuleType)]:
+                del namespace[key]
+                changed.append(f"{name}.{key}")
+            for key, value in attrs.items():
+                if namespace.get(key, _MISSING) is not value:
+                    namespace[key] = value
+                    changed.append(f"{name}.{key}")
+        return changed
+
+
+_MISSING = object()
+
+
 def _namespace(job: dict[str, Any]) -> dict[str, Any]:
     module = types.ModuleType("__main__")
     sys.modules["__main__"] = module
@@ -299,7 +331,7 @@ def main() -> None:
     limits = job["limits"]
     _apply_limits(limits)
     os.environ.setdefault("MPLBACKEND", "agg")
-    import numpy  # noqa: F401 (imported once here, so every forked child starts warm)
+    import numpy  # imported once here, so every forked child starts warm
 
     import autograd_lab  # noqa: F401
 
@@ -309,7 +341,11 @@ def main() -> None:
 
         matplotlib.use("agg")
         import matplotlib.pyplot
+    import numpy.linalg
+    import numpy.testing  # noqa: F401
+
     _install_seeds({k: int(v) for k, v in job.get("seeds", {}).items()})
+    pristine = _Pristine()
     signal.signal(signal.SIGALRM, _on_alarm)
     budget = _Budget(int(limits["output_kb"]) * 1024)
     cells = job["cells"]
@@ -334,11 +370,13 @@ def main() -> None:
         if cell["kind"] in ("answer", "helper"):
             report.send({"event": "start", "index": cell["index"]})
             error = runner.run(cell["source"], filename, cell_s)
+            if cell["kind"] == "answer":
+                pristine.restore()  # the harness itself needs intact builtins and numpy
             if error is not None:
                 report.send({"event": "cell", "index": cell["index"], "error": error})
         elif cell["graded"]:
             report.send({"event": "start", "index": cell["index"]})
-            report.send(_run_test(cell, runner, filename, cell_s, budget, report.fd, (go_w, fb_r)))
+            report.send(_run_test(cell, runner, filename, cell_s, budget, report.fd, (go_w, fb_r), pristine))
 
     # Every verdict is in: let the feedback child run and forward its outputs (checked: never a verdict).
     allowed = {c["index"] for c in cells if not c["graded"]}
@@ -377,7 +415,7 @@ def _clean_output(out: Any) -> dict[str, Any]:
 
 
 def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _Budget, report_fd: int,
-              private: tuple[int, int]) -> dict[str, Any]:
+              private: tuple[int, int], pristine: _Pristine) -> dict[str, Any]:
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the test process: runs the test, writes one record, exits without cleanup
@@ -387,9 +425,10 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
             for fd in private:
                 os.close(fd)
             signal.setitimer(signal.ITIMER_REAL, 0)
+            patched = pristine.restore()
             error = runner.run(cell["source"], filename, None)
             result = {"passed": error is None, "outputs": runner.outputs, "truncated": budget.truncated,
-                      **(error or {})}
+                      "patched": patched[:20], **(error or {})}
             data = json.dumps(result).encode() + b"\n"
             view = memoryview(data)
             while view:
@@ -422,7 +461,8 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
     budget.take(len(json.dumps(outputs)))
     budget.truncated = budget.truncated or record.get("truncated") is True
     passed = record.get("passed") is True and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    return {**verdict, "passed": passed, "ename": str(record.get("ename", "")),
+    undone: list = record["patched"] if isinstance(record.get("patched"), list) else []
+    return {**verdict, "passed": passed, "ename": str(record.get("ename", "")), "patched": [str(p) for p in undone],
             "evalue": str(record.get("evalue", ""))[:2000], "line": str(record.get("line", "")),
             "outputs": outputs}
 
