@@ -76,7 +76,8 @@ REFUSED: dict[str, tuple[str, int, str]] = {
     "import_sys_in_body": ("def f():\n    import sys\n    return sys\n", 2, "importing `sys` is not allowed"),
     "import_course": ("from autograd_lab.course import checks as c\n", 1, "importing "
                                                                         "`autograd_lab.course.checks`"),
-    "import_ctypeslib": ("from numpy import ctypeslib\n", 1, "importing `numpy.ctypeslib`"),
+    "import_ctypeslib": ("from numpy import ctypeslib\n", 1, "importing `ctypeslib` is not allowed"),
+    "import_ctypeslib_module": ("import numpy.ctypeslib\n", 1, "importing `numpy.ctypeslib`"),
     "module_through_library_global": ("def f():\n    return autograd_lab.nn.module.os.getcwd()\n", 2,
                                       "is the module `os`"),
     "setter_on_a_module": ("class A:\n    @mock.setter\n    def x(self):\n        pass\n", 2,
@@ -141,6 +142,11 @@ REFUSED: dict[str, tuple[str, int, str]] = {
     "library_process_runner": ("from autograd_lab.export.build import run\n", 1,
                                "importing `autograd_lab.export.build.run`"),
     "graphviz_render": ("def f(g):\n    g.render('/tmp/x')\n", 2, "`.render` is not allowed"),
+    "import_a_denied_name": ("from numpy import load\n", 1, "importing `load` is not allowed"),
+    "import_a_denied_library_name": ("from autograd_lab.data import read_idx\n", 1, "importing `read_idx`"),
+    "make_dataclass": ("def f():\n    return dataclasses.make_dataclass('X', [], namespace={'__eq__': f})\n", 2,
+                       "`.make_dataclass` is not allowed"),
+    "nul_byte": ("x = 1\0\n", 1, "NUL character"),
     "tofile": ("def f(x):\n    x.tofile('/tmp/x')\n", 2, "`.tofile` is not allowed"),
     "reference_import": ("from autograd_lab.ops import SubOp\n", 1, "is the reference implementation"),
     "reference_import_defining_module": ("from autograd_lab.ops.arithmetic import SubOp as S\n", 1,
@@ -203,6 +209,7 @@ ACCEPTED = {
     "method_stores_a_function_on_self": ("class A:\n    def __init__(self, f):\n        self.f = f\n"
                                          "        self.g = lambda x: x\n"),
     "isinstance_with_a_library_class": "def f(p):\n    return isinstance(p, Variable)\n",
+    "sliding_window_view": "def f(x):\n    return np.lib.stride_tricks.sliding_window_view(x, 3)\n",
     "dict_item_store": "def f():\n    d = {}\n    d['a'] = 1\n    return d\n",
     "future": "from __future__ import annotations\n",
     "own_exception": "class ShapeMismatch(ValueError):\n    pass\n",
@@ -238,6 +245,15 @@ def test_reference_written_with_the_notebook_alias_is_resolved() -> None:
     found = check_answer_cell("def f(a, b):\n    return np.broadcast_shapes(a, b)\n", grade_id="x",
                               protected_names=set(), references=("np.broadcast_shapes",))
     assert found and "reference implementation" in found[0].message
+
+
+def test_huge_or_deeply_nested_cells_are_refused_without_crashing_the_grader() -> None:
+    deep = "def f():\n    return " + "+".join(["1"] * 30_000) + "\n"
+    found = check_answer_cell(deep, grade_id="x", protected_names=set(), references=())
+    assert found and ("nested too deeply" in found[0].message or "more than" in found[0].message)
+    huge = "X = 1\n" * 20_000
+    found = check_answer_cell(huge, grade_id="x", protected_names=set(), references=())
+    assert found and "more than the 100000" in found[0].message
 
 
 def test_check_runs_nothing() -> None:

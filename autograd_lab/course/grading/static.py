@@ -41,6 +41,9 @@ from autograd_lab.course.grading.policy import (
     module_name_of_attribute,
 )
 
+#: Longer answer cells are refused unread (the check walks the tree recursively; no answer needs this much).
+MAX_SOURCE_CHARS = 100_000
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -127,6 +130,19 @@ class _Checker:
     # -- driver -----------------------------------------------------------------------------------------------
 
     def run(self, source: str) -> list[Refusal]:
+        if len(source) > MAX_SOURCE_CHARS:
+            self.refuse(1, f"the cell holds {len(source)} characters, more than the {MAX_SOURCE_CHARS} an answer cell "
+                           f"may hold")
+            return self.refusals
+        try:
+            return self.check(source)
+        except (RecursionError, MemoryError):
+            return [Refusal(1, "the cell is nested too deeply to be checked; write it with less nesting")]
+
+    def check(self, source: str) -> list[Refusal]:
+        if "\0" in source:
+            self.refuse(1, "the cell holds a NUL character, which Python source cannot hold")
+            return self.refusals
         try:
             tree = ast.parse(source)
         except SyntaxError as exc:
@@ -244,6 +260,12 @@ class _Checker:
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             self.refuse(node, "`import *` is not allowed in an answer cell; import the names you need")
             return
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in DENIED_ATTRIBUTES or alias.name in DENIED_BUILTINS or _is_dunder(alias.name):
+                    reason = DENIED_ATTRIBUTES.get(alias.name, "it can run or reach code the grader relies on")
+                    self.refuse(node, f"importing `{alias.name}` is not allowed in an answer cell: {reason}")
+                    return
         for name, binding in bindings_of(node):
             module = binding.module if binding.module else binding.origin.rpartition(".")[0]
             if isinstance(node, ast.ImportFrom) and binding.module is None:
