@@ -41,6 +41,9 @@ from autograd_lab.course.grading.policy import (
     module_name_of_attribute,
 )
 
+_ALLOWED_TEXT = (", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
+                 + " and the public parts of autograd_lab other than the course, CLI, file and process tools")
+
 #: Longer answer cells are refused unread (the check walks the tree recursively; no answer needs this much).
 MAX_SOURCE_CHARS = 100_000
 
@@ -260,6 +263,12 @@ class _Checker:
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             self.refuse(node, "`import *` is not allowed in an answer cell; import the names you need")
             return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if not allowed_module(alias.name):
+                    self.refuse(node, f"importing `{alias.name}` is not allowed in an answer cell (allowed: "
+                                      f"{_ALLOWED_TEXT})")
+                    return
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name in DENIED_ATTRIBUTES or alias.name in DENIED_BUILTINS or _is_dunder(alias.name):
@@ -275,10 +284,8 @@ class _Checker:
             elif binding.module:
                 module = binding.module
             if not allowed_module(module):
-                allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
                 self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell (allowed: "
-                                  f"{allowed} and the public parts of autograd_lab other than the course, CLI, "
-                                  f"file and process tools)")
+                                  f"{_ALLOWED_TEXT})")
                 continue
             if self.is_reference(binding.origin):
                 self.refuse(node, f"`{binding.origin}` is the reference implementation of this exercise; write "
