@@ -36,8 +36,11 @@ rng = np.random.default_rng(0)
 
 def numerical_grad(f, x):
     return x
+
+
+CASES = [1, 2, 3]
 """
-PROTECTED = {"rng", "numerical_grad"}
+PROTECTED = {"rng", "numerical_grad", "CASES"}
 
 
 def refusals(code: str, references: tuple[str, ...] = ("autograd_lab.ops.SubOp",)) -> list[Refusal]:
@@ -174,6 +177,8 @@ REFUSED: dict[str, tuple[str, int, str]] = {
                                6, "storing the function `fake`"),
     "library_class_passed_in": ("def patch(c):\n    return c\n\n\ndef f():\n    return patch(Variable)\n", 6,
                                 "passing the class `Variable`"),
+    "mutate_a_notebook_list": ("def f():\n    CASES.clear()\n", 2, "`CASES.clear(...)` changes `CASES`"),
+    "pass_a_notebook_list": ("def g(x):\n    x.clear()\n\n\ndef f():\n    g(CASES)\n", 6, "passing `CASES`"),
     "rebind_outside": ("def f():\n    Variable.x = 1\n", 2, "assigning an attribute of `Variable`"),
     "item_store_on_helper": ("def f():\n    numerical_grad.__defaults__ = (1,)\n", 2, "`.__defaults__`"),
     "walrus_top_level": ("(x := 1)\n", 1, "runs when the cell runs"),
@@ -210,6 +215,7 @@ ACCEPTED = {
                                          "        self.g = lambda x: x\n"),
     "isinstance_with_a_library_class": "def f(p):\n    return isinstance(p, Variable)\n",
     "sliding_window_view": "def f(x):\n    return np.lib.stride_tricks.sliding_window_view(x, 3)\n",
+    "read_a_notebook_list": "def f():\n    return sorted(CASES) + list(CASES) + [len(CASES), rng.normal()]\n",
     "dict_item_store": "def f():\n    d = {}\n    d['a'] = 1\n    return d\n",
     "future": "from __future__ import annotations\n",
     "own_exception": "class ShapeMismatch(ValueError):\n    pass\n",

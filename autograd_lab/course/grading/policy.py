@@ -65,6 +65,11 @@ CALLABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
 #: could claim to equal any expected value or change what a test sees.
 DEFINABLE_DUNDERS = frozenset({"__init__", "__repr__", "__str__", "__post_init__", "__len__", "__iter__",
                                "__getitem__"})
+#: Methods that change a list, dict, set or array in place: not to be called on the instructor's objects.
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                              "popitem", "sort", "reverse", "add", "discard", "difference_update",
+                              "intersection_update", "symmetric_difference_update", "fill", "resize", "put",
+                              "itemset", "setflags", "appendleft", "extendleft", "popleft", "rotate"})
 ALLOWED_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -105,6 +110,23 @@ def context_imports(sources: Sequence[str]) -> dict[str, Binding]:
                     names[name] = binding
             elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node in tree.body:
                 names.pop(node.name, None)
+    return names
+
+
+def defined_names(sources: Sequence[str]) -> set[str]:
+    """Names the instructor's cells bind at top level by assignment, ``def`` or ``class`` (not by import)."""
+    names: set[str] = set()
+    for text in sources:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
     return names
 
 

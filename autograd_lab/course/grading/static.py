@@ -32,11 +32,13 @@ from autograd_lab.course.grading.policy import (
     DEFINABLE_DUNDERS,
     DENIED_ATTRIBUTES,
     DENIED_BUILTINS,
+    MUTATING_METHODS,
     READABLE_DUNDERS,
     Binding,
     allowed_module,
     bindings_of,
     context_imports,
+    defined_names,
     library_class,
     module_name_of_attribute,
 )
@@ -86,6 +88,7 @@ def check_answer_cell(
     defaults = context_imports([DEFAULT_CONTEXT])
     given = context_imports(context)
     checker = _Checker(grade_id, set(protected_names) | set(given), references, {**defaults, **given})
+    checker.instructor_names = defined_names(context)
     return checker.run(source)
 
 
@@ -120,6 +123,7 @@ class _Checker:
         self.cell_names: set[str] = set()
         self.class_names: set[str] = set()  # names the class body being checked defines (properties)
         self.cell_functions: set[str] = set()  # top-level def and class names of the cell
+        self.instructor_names: set[str] = set()  # names the instructor's cells define (not imports)
         # A reference written with the notebook's alias (np.broadcast_shapes) is named by its module.
         self.references = []
         for ref in references:
@@ -537,14 +541,26 @@ class _Checker:
                               "classes with a class statement")
         if isinstance(func, ast.Name) and func.id in ("staticmethod", "classmethod", "property"):
             self.refuse(node, f"`{func.id}(...)` may only be used as a decorator in an answer cell")
+        if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
+            root = _root_name(func)
+            if root is not None and not self.is_local(root) and root in self.instructor_names:
+                self.refuse(node, f"`{_short(func)}(...)` changes `{root}`, which the notebook's tests use; "
+                                  f"work on a copy (`list({root})`, `dict({root})`, `{root}.copy()`)")
         if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass"):
             return
+        builtin_callee = isinstance(func, ast.Name) and func.id in BUILTIN_NAMES and not self.is_local(func.id) \
+            and func.id not in self.cell_names
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if isinstance(arg, ast.Starred):
                 arg = arg.value
-            if isinstance(arg, ast.Name) and not self.is_local(arg.id) and self.is_library_class(arg.id):
+            if not isinstance(arg, ast.Name) or self.is_local(arg.id) or arg.id in self.cell_names:
+                continue
+            if self.is_library_class(arg.id):
                 self.refuse(arg, f"passing the class `{arg.id}` to a function lets that function change it for the "
                                  f"tests; use it directly (`{arg.id}(...)`, `{arg.id}.method(...)`, `isinstance`)")
+            elif arg.id in self.instructor_names and not builtin_callee:
+                self.refuse(arg, f"passing `{arg.id}`, which the notebook's tests use, to a function lets that "
+                                 f"function change it; pass a copy or the values you need")
 
     def is_library_class(self, name: str) -> bool:
         """Whether ``name`` is a class the notebook imported from autograd_lab (a mutable Python class)."""
