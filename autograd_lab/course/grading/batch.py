@@ -30,7 +30,8 @@ class Outcome:
     messages: list[str] = field(default_factory=list)
     results: dict[int, dict[str, Any]] = field(default_factory=dict)  # cell index -> outputs / verdict
     ran: bool = False  # the sandbox ran (so an autograded notebook is written)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock of the sandbox run, seen by the grader
+    cpu_seconds: float = 0.0  # CPU time of the processes in the sandbox, as the harness reported it
 
 
 class SecretError(RuntimeError):
@@ -137,6 +138,8 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, seeds: dict[st
             outcome.results[cell.index] = {"outputs": rec.get("outputs", [])}
         elif event == "done":
             truncated = bool(rec.get("truncated"))
+            cpu = rec.get("cpu_seconds")
+            outcome.cpu_seconds = float(cpu) if isinstance(cpu, (int, float)) else 0.0
     if truncated:
         messages.append(f"the notebook printed or displayed more than output_kb = {limits.output_kb} KiB; the rest "
                         f"of its output was dropped from the feedback (the points are not affected)")

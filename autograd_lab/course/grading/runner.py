@@ -397,7 +397,9 @@ def main() -> None:
             if budget.take(size):
                 report.send({"event": "outputs", "index": index, "outputs": outputs,
                              "error": record.get("error") if isinstance(record.get("error"), dict) else None})
-    report.send({"event": "done", "truncated": budget.truncated})
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    report.send({"event": "done", "truncated": budget.truncated, "cpu_seconds": round(cpu, 3)})
 
 
 def _clean_output(out: Any) -> dict[str, Any]:
