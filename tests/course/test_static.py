@@ -247,6 +247,12 @@ def test_without_context_library_classes_are_still_known() -> None:
     assert found and "passing the class `Variable`" in found[0].message
 
 
+def test_without_context_protected_names_are_the_instructors() -> None:
+    found = check_answer_cell("def f():\n    CASES.clear()\n", grade_id="x", protected_names={"CASES", "np"},
+                              references=())
+    assert found and "changes `CASES`" in found[0].message
+
+
 def test_reference_written_with_the_notebook_alias_is_resolved() -> None:
     found = check_answer_cell("def f(a, b):\n    return np.broadcast_shapes(a, b)\n", grade_id="x",
                               protected_names=set(), references=("np.broadcast_shapes",))

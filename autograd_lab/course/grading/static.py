@@ -88,7 +88,8 @@ def check_answer_cell(
     defaults = context_imports([DEFAULT_CONTEXT])
     given = context_imports(context)
     checker = _Checker(grade_id, set(protected_names) | set(given), references, {**defaults, **given})
-    checker.instructor_names = defined_names(context)
+    # Without the instructor's cells, their names are the protected ones that no usual import explains.
+    checker.instructor_names = defined_names(context) if context else set(protected_names) - set(defaults)
     return checker.run(source)
 
 
