@@ -28,7 +28,7 @@ import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, Unicode
 
 RESTORED_NOTICE = "# autograder: this cell was missing from the submission and was restored from the release.\n"
 
@@ -176,6 +176,8 @@ class NeutraliseOutputs(NbGraderPreprocessor):
       was removed); output metadata is dropped (templates put it into attributes);
     - stream names other than stdout/stderr, unknown output types and odd cell ids or tags (templates put them into
       attributes and class names) are replaced or dropped;
+    - graded test cells keep only their error output (``drop_test_output``): what a student's code printed while a
+      hidden test ran may show the test's secret inputs;
     - markdown answer cells and raw cells are shown as literal text, their attachments dropped: Markdown passes
       HTML through. (The grader builds the graded notebook from the instructor's source, so every other markdown
       cell is the instructor's.)
@@ -183,6 +185,9 @@ class NeutraliseOutputs(NbGraderPreprocessor):
     Images shown by the instructor's own cells are PNG in this course (matplotlib), so they stay; graphviz SVG is
     dropped from feedback, whoever drew it, because its labels may come from the student's objects.
     """
+
+    drop_test_output = Bool(True, help="Drop the printed and displayed output of graded test cells (the error "
+                                       "line stays): it may show the hidden test's secret inputs.").tag(config=True)
 
     def preprocess_cell(
         self, cell: NotebookNode, resources: ResourcesDict, index: int
@@ -193,7 +198,12 @@ class NeutraliseOutputs(NbGraderPreprocessor):
         if tags is not None:
             cell.metadata["tags"] = [t for t in tags if isinstance(t, str) and _SAFE_NAME.match(t)]
         if cell.cell_type == "code":
-            cell.outputs = [o for o in (_neutral_output(out) for out in cell.get("outputs", [])) if o is not None]
+            outputs = cell.get("outputs", [])
+            if self.drop_test_output and cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+                # What ran during a graded test includes the student's code printing the hidden test's inputs,
+                # which would let a resubmission hard-code the outputs for them: keep only the verdict.
+                outputs = [o for o in outputs if o.get("output_type") == "error"]
+            cell.outputs = [o for o in (_neutral_output(out) for out in outputs) if o is not None]
         elif cell.get("metadata", {}).get("nbgrader", {}).get("solution") or cell.cell_type == "raw":
             text = cell.source if isinstance(cell.source, str) else "".join(cell.source)
             cell.source = "\n".join("    " + line for line in text.splitlines()) or "    "

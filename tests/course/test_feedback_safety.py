@@ -76,3 +76,13 @@ def test_the_hostile_page_without_the_preprocessor_would_run_scripts() -> None:
     # The control: the same notebook rendered as is does carry the student's script (so the test above means it).
     html_text, _ = _exporter().from_notebook_node(hostile_notebook())
     assert "<script>alert('owned')</script>" in html_text[html_text.index("<body"):]
+
+
+def test_graded_test_cells_keep_only_their_verdict() -> None:
+    # A student's function printing its (secret) inputs while the hidden test runs must not reach feedback.
+    test = new_code_cell("assert f(secret_x) == 1", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": True, "grade_id": "f_test", "points": 1, "schema_version": 3}})
+    test.outputs = [new_output("stream", name="stdout", text="inputs: [0.1234, -1.5]"),
+                    new_output("error", ename="AssertionError", evalue="wrong", traceback=["AssertionError: wrong"])]
+    nb, _ = NeutraliseOutputs().preprocess(new_notebook(cells=[test]), {})
+    assert [o.output_type for o in nb.cells[0].outputs] == ["error"]
