@@ -113,9 +113,10 @@ def assemble(
     submission is compared with; without it the stub is ``raise NotImplementedError()``.
     """
     template = _read_notebook(source_path)
+    facts = _source_facts(source_path)
     release = _read_notebook(release_path) if release_path and release_path.is_file() else None
     released = {source_meta(c).get("grade_id"): c for c in (release.cells if release else [])}
-    kinds = [cell_kind(c) for c in template.cells]
+    kinds = facts.kinds
     job = Job(assignment or source_path.parent.name, source_path.name, template, [])
 
     sub_cells: list[dict] = []
@@ -128,7 +129,6 @@ def assemble(
     if sub_meta.get("kernelspec") and sub_meta.get("kernelspec") != template.metadata.get("kernelspec"):
         job.ignored.append("the notebook's kernelspec was changed; ignored (the grader always uses its own Python)")
 
-    protected = _protected_names(template, kinds)
     for index, (cell, kind) in enumerate(zip(template.cells, kinds)):
         if kind is None:
             continue
@@ -143,8 +143,7 @@ def assemble(
                                        f"graded in its place")
                 text = stub
             # The released stub is the instructor's text: it is not checked (its top-level raise would be refused).
-            refusals = [] if text == stub else check_answer(text, gid, protected - bound_names(_text(cell.source)),
-                                                            _references(template, kinds, index))
+            refusals = [] if text == stub else check_answer(text, gid, facts.protected[index], facts.references[index])
             if refusals:
                 job.refused[gid] = refusals
                 run = refused_code(gid, refusals)
@@ -156,8 +155,35 @@ def assemble(
             job.cells.append(JobCell(index, kind, gid, _text(cell.source), points))
         else:
             job.cells.append(JobCell(index, kind, gid, _text(cell.source)))
-    job.seed_tags = sorted({tag for c in job.cells if c.kind == TEST for tag in seed_tags(c.source)})
+    job.seed_tags = list(facts.seed_tags)
     return job
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What the grader reads from the source notebook once, whatever the submission: cell kinds, and per answer
+    cell the names it may not rebind and the references its tests name; the tags of ``grading_rng`` calls."""
+
+    kinds: list[str | None]
+    protected: dict[int, set[str]]
+    references: dict[int, list[str]]
+    seed_tags: tuple[str, ...]
+
+
+def _source_facts(path: Path) -> _Facts:
+    stat = path.stat()
+    return _facts_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _facts_cached(path: str, mtime_ns: int, size: int) -> _Facts:
+    template = _read_cached(path, mtime_ns, size)
+    kinds = [cell_kind(c) for c in template.cells]
+    helpers = _protected_names(template, kinds)
+    answers = [i for i, k in enumerate(kinds) if k == ANSWER]
+    tags = sorted({tag for c, k in zip(template.cells, kinds) if k == TEST for tag in seed_tags(_text(c.source))})
+    return _Facts(kinds, {i: helpers - bound_names(_text(template.cells[i].source)) for i in answers},
+                  {i: _references(template, kinds, i) for i in answers}, tuple(tags))
 
 
 def stub_of(source: str) -> str:
