@@ -179,6 +179,7 @@ REFUSED: dict[str, tuple[str, int, str]] = {
                                 "passing the class `Variable`"),
     "mutate_a_notebook_list": ("def f():\n    CASES.clear()\n", 2, "`CASES.clear(...)` changes `CASES`"),
     "pass_a_notebook_list": ("def g(x):\n    x.clear()\n\n\ndef f():\n    g(CASES)\n", 6, "passing `CASES`"),
+    "reinit_a_test_object": ("def f(node):\n    node.__init__(None)\n", 2, "call `.__init__` only on `super()`"),
     "rebind_outside": ("def f():\n    Variable.x = 1\n", 2, "assigning an attribute of `Variable`"),
     "item_store_on_helper": ("def f():\n    numerical_grad.__defaults__ = (1,)\n", 2, "`.__defaults__`"),
     "walrus_top_level": ("(x := 1)\n", 1, "runs when the cell runs"),
@@ -216,6 +217,8 @@ ACCEPTED = {
     "isinstance_with_a_library_class": "def f(p):\n    return isinstance(p, Variable)\n",
     "sliding_window_view": "def f(x):\n    return np.lib.stride_tricks.sliding_window_view(x, 3)\n",
     "read_a_notebook_list": "def f():\n    return sorted(CASES) + list(CASES) + [len(CASES), rng.normal()]\n",
+    "own_repr_call": "class A:\n    def __repr__(self):\n        return 'A'\n\n    def show(self):\n"
+                     "        return self.__repr__() + super().__str__()\n",
     "dict_item_store": "def f():\n    d = {}\n    d['a'] = 1\n    return d\n",
     "future": "from __future__ import annotations\n",
     "own_exception": "class ShapeMismatch(ValueError):\n    pass\n",

@@ -600,10 +600,14 @@ class _Checker:
     def attribute(self, node: ast.Attribute, attribute_base: bool) -> None:
         attr = node.attr
         if _is_dunder(attr):
-            call_ok = attr in CALLABLE_DUNDERS
+            base = node.value
+            on_own_object = (isinstance(base, ast.Call) and isinstance(base.func, ast.Name)
+                             and base.func.id == "super") or (isinstance(base, ast.Name) and self.is_owner(base.id))
+            call_ok = attr in CALLABLE_DUNDERS and isinstance(node.ctx, ast.Load) and on_own_object
             read_ok = attr in READABLE_DUNDERS and isinstance(node.ctx, ast.Load)
             if not (call_ok or read_ok):
-                self.refuse(node, f"the special attribute `.{attr}` is not allowed in an answer cell")
+                hint = (f" (call `.{attr}` only on `super()` or on self)" if attr in CALLABLE_DUNDERS else "")
+                self.refuse(node, f"the special attribute `.{attr}` is not allowed in an answer cell{hint}")
                 return
         if attr in DENIED_ATTRIBUTES:
             self.refuse(node, f"`.{attr}` is not allowed in an answer cell: {DENIED_ATTRIBUTES[attr]}")
