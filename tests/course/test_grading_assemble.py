@@ -136,10 +136,15 @@ def test_references_and_seed_tags_are_read_from_the_tests() -> None:
 def test_the_autograded_notebook_never_holds_an_execute_result_in_a_test_cell(tmp_path: Path) -> None:
     job = assemble.assemble(SOURCE, None)
     test = answer_of(job, "add_op_forward_test")
+    answer = answer_of(job, "add_op_code")
     results = {test.index: {"passed": False, "ename": "NotImplementedError", "evalue": "",
                             "outputs": [{"output_type": "execute_result", "data": {"text/plain": "2"},
-                                         "metadata": {}, "execution_count": 1}]}}
+                                         "metadata": {}, "execution_count": 1}]},
+               answer.index: {"outputs": [{"output_type": "stream", "name": "stdout", "text": "hi\n"}],
+                              "error": {"ename": "ValueError", "evalue": "in the feedback run", "line": "2"}}}
     nb = assemble.autograded_notebook(job, results)
+    assert [(o.output_type, o.get("ename")) for o in nb.cells[answer.index].outputs] == [
+        ("stream", None), ("error", "ValueError")]
     cell = nb.cells[test.index]
     assert [o.output_type for o in cell.outputs] == ["display_data", "error"]
     other = answer_of(job, "add_op_backward_test")

@@ -392,6 +392,10 @@ def autograded_notebook(job: Job, results: dict[int, dict]) -> NotebookNode:
         if job_cell.kind == ANSWER:
             cell.source = job_cell.shown if job_cell.shown is not None else job_cell.source
         outputs = [nbformat.from_dict(o) for o in results.get(index, {}).get("outputs", [])]
+        error = results.get(index, {}).get("error")
+        if job_cell.kind != TEST and isinstance(error, dict) and error.get("ename"):
+            outputs.append(nbformat.v4.new_output("error", ename=str(error["ename"]),
+                                                  evalue=str(error.get("evalue", "")), traceback=[]))
         if job_cell.kind == TEST:
             outputs = [_no_execute_result(o) for o in outputs if o.get("output_type") != "error"]
             verdict = results.get(index, {})

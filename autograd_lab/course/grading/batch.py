@@ -135,7 +135,7 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, seeds: dict[st
             messages.append(f"{cell.grade_id or 'a setup cell'}{where}: "
                             f"{explain(str(error.get('ename', '')), str(error.get('evalue', '')), limits)}")
         elif event == "outputs" and cell is not None and cell.kind != TEST:
-            outcome.results[cell.index] = {"outputs": rec.get("outputs", [])}
+            outcome.results[cell.index] = {"outputs": rec.get("outputs", []), "error": rec.get("error")}
         elif event == "done":
             truncated = bool(rec.get("truncated"))
             cpu = rec.get("cpu_seconds")

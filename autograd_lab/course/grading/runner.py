@@ -390,13 +390,14 @@ def main() -> None:
             record = json.loads(line)
             index = int(record["index"])
             outputs = [_clean_output(o) for o in record["outputs"]][:100]
+            error = record.get("error")
+            error = {k: str(error.get(k, ""))[:2000] for k in ("ename", "evalue", "line")} if error else None
         except Exception:
             continue
         if index in allowed:
             size = len(json.dumps(outputs))
             if budget.take(size):
-                report.send({"event": "outputs", "index": index, "outputs": outputs,
-                             "error": record.get("error") if isinstance(record.get("error"), dict) else None})
+                report.send({"event": "outputs", "index": index, "outputs": outputs, "error": error})
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
     report.send({"event": "done", "truncated": budget.truncated, "cpu_seconds": round(cpu, 3)})
