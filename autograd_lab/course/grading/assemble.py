@@ -354,11 +354,8 @@ def _call_name(func: ast.expr) -> str:
 
 def check_answer(source: str, grade_id: str | None, protected: set[str], references: list[str]) -> list[str]:
     """Static refusals of one answer cell as ``"line N: reason"`` strings (empty: the cell may run)."""
-    # TEMPORARY SHIM (remove once part B's grading/static.py lands): without that module no cell is refused.
-    try:
-        from autograd_lab.course.grading.static import check_answer_cell
-    except ModuleNotFoundError:
-        return []
+    from autograd_lab.course.grading.static import check_answer_cell
+
     refusals = check_answer_cell(source, grade_id=grade_id or "", protected_names=frozenset(protected),
                                  references=tuple(references))
     return [f"line {r.line}: {r.message}" for r in refusals]
