@@ -277,3 +277,11 @@ def test_monkeypatches_made_by_an_answer_cell_are_undone_before_the_tests() -> N
                                  seeds={"tag": 7}), Limits())
     assert result.finished, result.stderr  # the harness, which needs builtins and numpy, kept working
     assert verdicts(result)[1]["passed"] and verdicts(result)[3]["passed"], verdicts(result)
+
+
+def test_a_module_planted_in_the_scratch_directory_is_never_imported() -> None:
+    plant = "with open('/tmp/planted_module.py', 'w') as f:\n    f.write('X = 1')\n"
+    probe = "try:\n    import planted_module\n    print('IMPORTED')\nexcept ImportError:\n    print('blocked')\n"
+    result = sandbox.run_job(job(("test", plant), ("test", probe)), Limits())
+    assert verdicts(result)[0]["passed"]
+    assert text(verdicts(result)[1]).strip() == "blocked"

@@ -118,7 +118,9 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
 def harness_command(limits: Limits, unsafe: bool = False) -> list[str]:
     """The argv that starts the harness, in the sandbox unless ``unsafe``."""
     python = os.path.join(_real(sys.prefix), "bin", "python") if not unsafe else sys.executable
-    run = [python, "-B", "-s", "-m", "autograd_lab.course.grading.runner"]
+    # -P: the working directory (the writable scratch) is not put on sys.path, so a planted module is never imported.
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+    run = [python, "-B", "-s", *safe_path, "-m", "autograd_lab.course.grading.runner"]
     if unsafe:
         return run
     exe = bwrap_path()
