@@ -285,3 +285,11 @@ def test_a_module_planted_in_the_scratch_directory_is_never_imported() -> None:
     result = sandbox.run_job(job(("test", plant), ("test", probe)), Limits())
     assert verdicts(result)[0]["passed"]
     assert text(verdicts(result)[1]).strip() == "blocked"
+
+
+def test_the_sandbox_cannot_make_namespaces_of_its_own() -> None:
+    # --disable-userns: no nested user namespace, so no way to rearrange mounts or regain capabilities.
+    probe = ("import subprocess\nr = subprocess.run(['/usr/bin/unshare', '-U', 'true'], capture_output=True)\n"
+             "print('blocked' if r.returncode else 'REACHED')\n")
+    result = sandbox.run_job(job(("test", probe)), Limits())
+    assert text(verdicts(result)[0]).strip() == "blocked"

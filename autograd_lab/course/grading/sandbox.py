@@ -81,7 +81,8 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
     package = str(Path(autograd_lab.__file__).resolve().parent)
     args = [
         exe,
-        "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+        "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+        "--die-with-parent", "--new-session", "--clearenv",
         "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
         "--ro-bind", "/usr", "/usr",
         "--ro-bind", python_home, python_home,
