@@ -4,7 +4,8 @@ The sandbox (``bwrap``, the sandbox Flatpak uses; see ``man bwrap``) sees, read-
 merged-usr links), the Python installation and the virtualenv, the ``autograd_lab`` package folder alone (at
 ``/opt/autograd-lab``, never the repository around it), ``/usr/share/datasets`` as part of ``/usr``, and fonts. Its
 only writable place is a private, size-limited tmpfs at ``/tmp``. It has every namespace unshared (no network, its
-own pid namespace so it cannot see or signal the grader), a new session (no terminal), a cleared environment, and
+own pid namespace so it cannot see or signal the grader) and may not create more (``--disable-userns``, no
+capabilities), a new session (no terminal), a cleared environment, and
 runs as uid/gid 65534 even when the grader is root; it dies with the grader (``--die-with-parent``). There is no
 ``/proc``, so no process in it can reach another's descriptors by path. The job never touches a disk: the
 harness reads it from stdin and closes stdin.
