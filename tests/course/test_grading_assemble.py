@@ -179,3 +179,20 @@ def test_autograde_refuses_without_a_sandbox_unless_told_it_is_unsafe(
                                                      r"installed.*--unsafe-no-sandbox"):
         instructor.autograde(course, "90_fixture")
     assert batch.UNSAFE_NOTE.startswith("UNSAFE: graded without a sandbox")
+
+
+def test_the_autograde_command_checks_its_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autograd_lab.cli import main
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.GradingLimits.memory_mb = 999\n",
+                                                 encoding="utf-8")
+    base = ["course", "autograde", "90_fixture", "--course-dir", str(tmp_path)]
+    assert main([*base, "--limit", "bogus=1"]) == 1
+    assert "unknown grading limit 'bogus'" in capsys.readouterr().err
+    assert main([*base, "--jobs", "0"]) == 1
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+    assert main([*base, "--limit", "output_kb=8"]) == 1  # valid options; no source notebook in this course
+    assert "expected the notebook source/90_fixture/90_fixture.ipynb" in capsys.readouterr().err
+    from autograd_lab.course.grading.limits import course_limits
+
+    assert course_limits(tmp_path).memory_mb == 999
