@@ -90,28 +90,32 @@ def save_scores(course_dir: Path, student: str, job: Job, passed: dict[str, bool
                              f"first") from exc
     gb.update_or_create_student(student)
     kwargs = {"timestamp": timestamp} if timestamp else {}
-    gb.update_or_create_submission(job.assignment, student, **kwargs)
+    submission = gb.update_or_create_submission(job.assignment, student, **kwargs)
+    # The submission's grade and comment rows in one go (nbgrader's find_grade is one joined query per cell).
+    notebooks = [n for n in submission.notebooks if n.name == notebook_id]
+    if not notebooks:
+        raise GradebookError(f"the gradebook's copy of {job.assignment} has no notebook {notebook_id}; run "
+                             f"`autograd-lab course release {job.assignment}` again")
+    grades = {g.name: g for g in notebooks[0].grades}
+    comments = {c.name: c for c in notebooks[0].comments}
     for cell in job.cells:
-        if cell.grade_id is None:
+        wanted = grades if cell.kind == TEST and cell.points > 0 else comments if cell.kind == ANSWER else None
+        if wanted is None or cell.grade_id is None:
             continue
-        try:
-            if cell.kind == TEST and cell.points > 0:
-                grade = gb.find_grade(cell.grade_id, notebook_id, job.assignment, student)
-                grade.auto_score = cell.points if passed.get(cell.grade_id) else 0.0
-                grade.needs_manual_grade = grade.manual_score is not None
-            elif cell.kind == ANSWER:
-                comment = gb.find_comment(cell.grade_id, notebook_id, job.assignment, student)
-                comment.auto_comment = "No response." if cell.grade_id in stubs else None
-        except MissingEntry as exc:
+        if cell.grade_id not in wanted:
             raise GradebookError(f"the gradebook's copy of {job.assignment} has no cell '{cell.grade_id}': "
                                  f"the source changed since the release; run `autograd-lab course release "
-                                 f"{job.assignment}` again") from exc
-    gb.db.commit()
-    submission = gb.find_submission(job.assignment, student)
+                                 f"{job.assignment}` again")
+        if wanted is grades:
+            grade = grades[cell.grade_id]
+            grade.auto_score = cell.points if passed.get(cell.grade_id) else 0.0
+            grade.needs_manual_grade = grade.manual_score is not None
+        else:
+            comments[cell.grade_id].auto_comment = "No response." if cell.grade_id in stubs else None
     late = submission.total_seconds_late > 0
     if not late:
-        gb.find_submission_notebook(notebook_id, job.assignment, student).late_submission_penalty = None
-        gb.db.commit()
+        notebooks[0].late_submission_penalty = None
+    gb.db.commit()
     result = float(submission.score), float(assignment.max_score)
     if late:  # the course's late-submission plugin decides the penalty, as in nbgrader's own autograde
         _late_penalty(course_dir, student, job, notebook_id, url, notebook)
