@@ -128,15 +128,7 @@ def test_nothing_was_changed_or_contacted_outside(isolation: dict) -> None:
 
 def test_no_process_outlives_the_sandbox(isolation: dict) -> None:
     assert "started" in text(isolation["v"][8])
-    left = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if MARK.encode() in (entry / "cmdline").read_bytes():
-                    left.append(entry.name)
-            except OSError:
-                continue
-    assert left == [], f"processes left behind by the submission: {left}"
+    assert leftovers() == [], "processes left behind by the submission"
 
 
 def test_the_sandbox_runs_unprivileged_without_the_secret_stdin_or_proc(isolation: dict) -> None:
@@ -259,10 +251,29 @@ def test_feedback_outputs_come_from_a_separate_run_and_never_decide_a_verdict() 
     assert 4 not in outputs  # a graded test's outputs come only with its verdict
 
 
+def leftovers() -> list[str]:
+    left = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if MARK.encode() in (entry / "cmdline").read_bytes():
+                    left.append(entry.name)
+            except OSError:
+                continue
+    return left
+
+
 def test_unsafe_mode_runs_the_same_harness_without_the_sandbox() -> None:
-    result = sandbox.run_job(job(("test", "import os\nprint(os.getuid())\n")), Limits(), unsafe=True)
+    escape = (f"import subprocess\nsubprocess.Popen(['/bin/sh', '-c', 'exec -a {MARK} sleep 300'], "
+              f"start_new_session=True)\n")
+    result = sandbox.run_job(job(("test", "import os\nprint(os.getuid())\n"), ("test", escape)), Limits(),
+                             unsafe=True)
     assert result.finished and verdicts(result)[0]["passed"]
     assert text(verdicts(result)[0]).strip() == str(os.getuid())  # the grader's own rights: hence the warning
+    group = sandbox._pids_cgroup(1)
+    if group is not None:  # where a pids cgroup can be made, even a process in a new session is caught
+        sandbox._remove_cgroup(group)
+        assert leftovers() == []
 
 
 def test_monkeypatches_made_by_an_answer_cell_are_undone_before_the_tests() -> None:

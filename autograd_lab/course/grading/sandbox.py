@@ -246,7 +246,17 @@ def _pids_cgroup(limit: int) -> Path | None:
 
 
 def _remove_cgroup(group: Path) -> None:
+    """Kill whatever is still in the cgroup (a process that left the session, in unsafe mode) and remove it."""
     for _ in range(50):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             group.rmdir()
             return
