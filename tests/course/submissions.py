@@ -101,7 +101,8 @@ CASES: dict[str, Case] = {
                                               "import os\nos._exit(1)\n"),
     "memory_hog": lambda rel, src: _replace(
         full_solution(rel, src), "sum_of_squares_code",
-        "def sum_of_squares(x):\n    hog = [bytearray(200_000_000)]\n    while True:\n        hog.append(hog[-1] * 2)\n"),
+        "def sum_of_squares(x):\n    hog = [bytearray(200_000_000)]\n    while True:\n"
+        "        hog.append(hog[-1] * 2)\n"),
     "imports_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
                                                    "from autograd_lab.ops import AddOp"),
     "subclasses_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
