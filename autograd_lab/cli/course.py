@@ -54,8 +54,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     s = steps.add_parser("autograde", help="grade the collected submissions of an assignment")
     s.add_argument("assignment")
-    s.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: from the course config)")
-    s.add_argument("--memory-mb", type=int, default=None, help="grading kernel memory cap (default: 3072)")
+    s.add_argument("--jobs", "-j", type=int, default=1,
+                   help="submissions graded at once, each in its own sandbox (default: 1; at most the cores)")
+    s.add_argument("--timeout", type=float, default=None,
+                   help="seconds per cell (default: GradingLimits.cell_seconds in the course config, 60)")
+    s.add_argument("--memory-mb", type=int, default=None,
+                   help="address space per sandbox process in MiB (default: GradingLimits.memory_mb, 3072)")
+    s.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="override one grading limit (repeatable): cell_seconds, notebook_seconds, cpu_seconds, "
+                        "memory_mb, processes, file_mb, scratch_mb, output_kb (see docs/instructor.md)")
+    s.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="grade without bubblewrap, with the grader's own rights (only for code you trust); "
+                        "every report line then says so")
     course_dir_option(s)
     s.set_defaults(func=_autograde)
 
@@ -68,6 +78,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--output", type=Path, default=Path("grades.csv"), help="default: grades.csv")
     course_dir_option(s)
     s.set_defaults(func=_grades)
+
+    # -- similarity report (part B of issue 10; kept separate from the grading steps above) --
+    s = steps.add_parser("similarity", help="compare answers with the solution, the references and each other")
+    s.add_argument("assignment")
+    s.add_argument("--output", type=Path, default=None,
+                   help="CSV file (default: <course-dir>/reports/<assignment>_similarity.csv)")
+    s.add_argument("--threshold", type=float, default=0.9, help="print pairs at least this similar (default 0.9)")
+    course_dir_option(s)
+    s.set_defaults(func=_similarity)
     return p
 
 
@@ -137,7 +156,18 @@ def _collect(args: argparse.Namespace) -> int:
 
 @_course_errors_as_messages
 def _autograde(args: argparse.Namespace) -> int:
-    for report in _instructor(args).autograde(args.course_dir, args.assignment, args.timeout, args.memory_mb):
+    from autograd_lab.course.grading.limits import course_limits, parse_overrides
+
+    instructor = _instructor(args)
+    if args.jobs < 1:
+        return _fail(f"--jobs must be at least 1, got {args.jobs}")
+    try:
+        limits = course_limits(args.course_dir).replace(**parse_overrides(args.limit))
+    except ValueError as exc:
+        return _fail(exc)
+    reports = instructor.autograde(args.course_dir, args.assignment, jobs=args.jobs, limits=limits,
+                                   unsafe=args.unsafe_no_sandbox, timeout=args.timeout, memory_mb=args.memory_mb)
+    for report in reports:
         print(report)
     return 0
 
@@ -154,4 +184,19 @@ def _feedback(args: argparse.Namespace) -> int:
 @_course_errors_as_messages
 def _grades(args: argparse.Namespace) -> int:
     print(f"wrote {_instructor(args).export_grades(args.course_dir, args.output)}")
+    return 0
+
+
+def _similarity(args: argparse.Namespace) -> int:
+    from autograd_lab.course.similarity import format_matches, similarity_report
+
+    if not 0.0 <= args.threshold <= 1.0:
+        return _fail(f"--threshold must be between 0 and 1, got {args.threshold}")
+    try:
+        path, matches = similarity_report(args.course_dir, args.assignment, args.output)
+    except FileNotFoundError as exc:
+        return _fail(exc)
+    lines = list(format_matches(matches, args.threshold))
+    print("\n".join(lines) if lines else f"no answers at least {args.threshold:.2f} alike")
+    print(f"wrote {path} ({len(matches)} comparisons)")
     return 0

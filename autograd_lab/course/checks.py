@@ -7,8 +7,17 @@ the graded class or function
 - *is* the reference, imported under the expected name (``from autograd_lab.ops import AddOp``);
 - was not defined in the notebook (its ``__module__`` is not ``__main__``, the namespace notebook cells run in);
 - subclasses a class from ``autograd_lab`` other than the allowed bases (``Operator`` and ``may_subclass``);
-- has a method or body that reaches the reference (a thin wrapper that delegates to it), found from the names its
-  code objects use, its closures and its source text.
+- has a method or body that reaches the reference (a thin wrapper that delegates to it): through the globals its
+  code uses, closure cells, default arguments, constants, containers (recursively), ``functools.partial`` and
+  ``partialmethod`` objects, bound methods, class attributes, instances, attribute and ``getattr`` chains with
+  constant names, or imports inside the body;
+- runs code that is not its own: a code object cloned from the reference (the same object, one compiled from the
+  library's file, or the same bytecode at the reference's line numbers, which is what executing the reference
+  module's source text gives), or code made from text with ``exec`` (file name ``<string>``).
+
+Equal bytecode alone proves nothing (an honest ``return a + b`` compiles like the reference's), and the source of
+one class run under a made-up file name cannot be told from the student's own typing at run time: the static
+check of answer cells (``autograd_lab.course.grading.static``) refuses ``exec`` and ``compile`` for that reason.
 
 Using other library pieces (``sum_to_shape``, ``Variable``, earlier operators) stays allowed.
 
@@ -19,11 +28,14 @@ Example, in a hidden test::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import os
 import re
+import sys
 import types
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,6 +86,10 @@ class NotOwnCodeError(AssertionError):
     """The graded object is (or wraps) the reference implementation; raised as an assertion so the test fails."""
 
 
+#: How many objects the walk from the graded object visits at most (it stops quietly there: bounded time).
+WALK_LIMIT = 20_000
+
+
 def assert_own_code(
     obj: Any,
     reference: Any = None,
@@ -92,7 +108,7 @@ def assert_own_code(
     Raises:
         NotOwnCodeError: (an ``AssertionError``) naming the object and the reason no points were given.
     """
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    name = _safe_name(obj)
 
     def fail(reason: str) -> None:
         raise NotOwnCodeError(f"No points for {name}: {reason}")
@@ -100,7 +116,7 @@ def assert_own_code(
     if reference is not None and obj is reference:
         fail(f"it is the reference {_dotted(reference)} imported from {PACKAGE}, not your own code. "
              f"Write it yourself in the exercise cell.")
-    module = getattr(obj, "__module__", None)
+    module = _static_attr(obj, "__module__")
     if module != defined_in:
         origin = f"imported from {module}" if module else "not defined by a def or class statement"
         fail(f"it was not written in this notebook ({origin}). Define it yourself in the exercise cell.")
@@ -112,70 +128,261 @@ def assert_own_code(
             if base is reference or _in_package(base):
                 fail(f"it subclasses {_dotted(base)} from {PACKAGE}, so the work is inherited, not written. "
                      f"Subclass {' or '.join(b.__name__ for b in allowed if b is not object)} instead.")
+    walk = _Walk(reference, defined_in)
     for label, func in _functions_of(obj):
-        if getattr(func, "__module__", defined_in) != defined_in:
-            fail(f"{label} is {_dotted(func)} taken from {func.__module__}, not written in this notebook.")
-        target = _delegation_target(func, reference)
-        if target is not None:
-            fail(f"{label} calls {target}, the reference implementation, instead of computing the result itself.")
+        if _static_attr(func, "__module__") not in (defined_in, None) or (
+                not isinstance(func, types.FunctionType) and _in_package(func)):
+            fail(f"{label} is {_dotted(func)} taken from {_static_attr(func, '__module__')}, not written in this "
+                 f"notebook.")
+        problem = walk.function(func) if isinstance(func, types.FunctionType) else walk.value(func)
+        if problem is not None:
+            fail(f"{label} {problem}")
+    if isinstance(obj, type):
+        for attr, value in _class_dict(obj).items():
+            problem = walk.value(value)
+            if problem is not None:
+                fail(f"its class attribute {attr} {problem}")
 
 
-def _functions_of(obj: Any) -> Iterator[tuple[str, types.FunctionType]]:
+def _functions_of(obj: Any) -> Iterator[tuple[str, Any]]:
     """(label, function) for a function, or for each function-like attribute defined directly on a class."""
     if isinstance(obj, types.FunctionType):
         yield "its body", obj
         return
     if not isinstance(obj, type):
         return
-    for attr, value in vars(obj).items():
+    for attr, value in _class_dict(obj).items():
         candidates = [value]
         if isinstance(value, (staticmethod, classmethod)):
             candidates = [value.__func__]
         elif isinstance(value, property):
             candidates = [f for f in (value.fget, value.fset, value.fdel) if f is not None]
         for func in candidates:
-            if isinstance(func, types.FunctionType):
-                yield f"method {attr}", func
-            elif callable(func) and _in_package(func):
+            if isinstance(func, types.FunctionType) or (inspect.isroutine(func) and _in_package(func)):
                 yield f"method {attr}", func  # e.g. forward = RefOp.forward wrapped by a descriptor
 
 
-def _delegation_target(func: types.FunctionType, reference: Any) -> str | None:
-    """The dotted name of the reference if ``func`` reaches it, else None."""
-    if reference is None or not isinstance(func, types.FunctionType):
+class _Walk:
+    """Everything a student's object can reach, searched for the reference; :meth:`value` says how it is reached.
+
+    Each object is visited once and at most :data:`WALK_LIMIT` objects in all, so a huge or cyclic structure ends.
+    """
+
+    def __init__(self, reference: Any, defined_in: str) -> None:
+        self.reference = reference
+        self.defined_in = defined_in
+        self.ref_functions = _reference_functions(reference)
+        self.ref_codes = {c for f in self.ref_functions for c in _all_codes(f.__code__)}
+        self.ref_files = {c.co_filename for c in self.ref_codes}
+        self.seen: set[int] = set()
+        self.budget = WALK_LIMIT
+        try:
+            self.package_dir = os.path.dirname(os.path.abspath(sys.modules[PACKAGE].__file__ or ""))
+        except (KeyError, TypeError):  # pragma: no cover (this module is part of the package)
+            self.package_dir = ""
+
+    def value(self, value: Any, names: frozenset[str] = frozenset()) -> str | None:
+        """Why ``value`` is (or leads to) the reference, or None. ``names``: attribute names the code that
+        reached it may look up on it (its ``co_names`` and string constants)."""
+        if self.budget <= 0 or (id(value) in self.seen and not names):
+            return None
+        self.seen.add(id(value))
+        self.budget -= 1
+        ref = self.reference
+        if ref is not None:
+            if value is ref or _same_function(value, ref):
+                return f"calls {_dotted(ref)}, the reference implementation, instead of computing the result itself."
+            if isinstance(ref, type) and type(value) is ref:
+                return f"uses an instance of {_dotted(ref)}, the reference implementation."
+            if isinstance(value, type) and value is not ref and isinstance(ref, type) and ref in value.__mro__:
+                return f"uses {_safe_name(value)}, a subclass of the reference {_dotted(ref)}."
+            code = _static_attr(value, "__code__")
+            if isinstance(code, types.CodeType) and code in self.ref_codes:
+                return f"calls {_dotted(value)}, part of the reference implementation {_dotted(ref)}."
+        if isinstance(value, types.CodeType):
+            return self.code(value)
+        if isinstance(value, types.FunctionType):
+            # The student's own functions are searched; a library function is only compared with the reference.
+            filename = value.__code__.co_filename
+            if _static_attr(value, "__module__") == self.defined_in or filename.startswith("<"):
+                return self.function(value)
+            return None
+        if isinstance(value, (types.MethodType, staticmethod, classmethod)):
+            return self.value(value.__func__) or self.value(_static_attr(value, "__self__"))
+        if isinstance(value, property):
+            return self.all(f for f in (value.fget, value.fset, value.fdel) if f is not None)
+        if isinstance(value, (functools.partial, functools.partialmethod)):
+            keywords = value.keywords or {}
+            return self.all([value.func, *value.args, *keywords.values()])
+        if isinstance(value, dict):
+            return self.all([*list(value.keys())[:1000], *list(value.values())[:1000]])
+        if isinstance(value, (list, tuple, set, frozenset, deque)):
+            return self.all(list(value)[:1000])
+        if isinstance(value, (types.ModuleType, type)) and names:
+            found = self.attributes(value, names)
+            if found is not None:
+                return found
+        if isinstance(value, type) and _static_attr(value, "__module__") == self.defined_in:
+            return self.all(_class_dict(value).values())
+        if not isinstance(value, (type, types.ModuleType)) and type(value).__module__ == self.defined_in:
+            inst = _instance_dict(value)
+            return self.value(type(value)) or self.all(inst.values())
         return None
-    ref_name = getattr(reference, "__name__", "")
-    names = set(_all_names(func.__code__))
-    reached: list[Any] = [func.__globals__[n] for n in names if n in func.__globals__]
-    reached += [cell.cell_contents for cell in (func.__closure__ or ()) if _has_contents(cell)]
-    for value in reached:
-        if value is reference or _same_function(value, reference):
-            return _dotted(reference)
-        # A library module or class whose attribute is the reference: ops.AddOp, Engine.topo_sort.
-        if ref_name in names and _in_package(value) and isinstance(value, (type, types.ModuleType)):
-            attr = getattr(value, ref_name, None)
-            if attr is reference or _same_function(attr, reference):
-                return _dotted(reference)
-    if not ref_name:
+
+    def all(self, values: Any) -> str | None:
+        for item in values:
+            found = self.value(item)
+            if found is not None:
+                return found
         return None
-    try:
-        source = inspect.getsource(func)
-    except (OSError, TypeError):
+
+    def attributes(self, holder: Any, names: frozenset[str], depth: int = 3) -> str | None:
+        """Follow attribute chains from a module or class by the names the code uses (``ops.AddOp``,
+        ``getattr(autograd_lab, "ops")``), ``depth`` steps at most."""
+        frontier = [holder]
+        for _ in range(depth):
+            nxt = []
+            for item in frontier:
+                for attr in names:
+                    try:
+                        found = inspect.getattr_static(item, attr)
+                    except AttributeError:
+                        continue
+                    if isinstance(found, (staticmethod, classmethod)):
+                        found = found.__func__
+                    ref = self.reference
+                    if ref is not None and (found is ref or _same_function(found, ref)):
+                        return (f"calls {_dotted(ref)}, the reference implementation, instead of computing the "
+                                f"result itself.")
+                    if isinstance(found, (types.ModuleType, type)) and id(found) not in self.seen:
+                        self.seen.add(id(found))
+                        nxt.append(found)
+            frontier = nxt
         return None
-    # Imports inside the body: "from autograd_lab.ops import AddOp", import_module("autograd_lab.ops").AddOp.
-    word = re.escape(ref_name)
-    if re.search(rf"from\s+{PACKAGE}[\w.]*\s+import\s+[^\n]*\b{word}\b", source) or re.search(
-        rf"{PACKAGE}[\w.]*[\"')\s]*\.\s*{word}\b", source
-    ):
-        return _dotted(reference)
-    return None
+
+    def function(self, func: types.FunctionType) -> str | None:
+        found = self.code(func.__code__)
+        if found is not None:
+            return found
+        names = frozenset(_names_used(func.__code__))
+        glob = func.__globals__
+        reached: list[Any] = [glob[n] for n in names if n in glob]
+        # "import autograd_lab.ops" inside the body: the module is named in co_names by its dotted name.
+        reached += [sys.modules[n] for n in names if n.startswith(PACKAGE) and n in sys.modules and n not in glob]
+        reached += [cell.cell_contents for cell in (func.__closure__ or ()) if _has_contents(cell)]
+        reached += list(func.__defaults__ or ()) + list((func.__kwdefaults__ or {}).values())
+        reached += list(_instance_dict(func).values())
+        for item in reached:
+            found = self.value(item, names if isinstance(item, (types.ModuleType, type)) else frozenset())
+            if found is not None:
+                return found
+        return self.source_imports(func)
+
+    def code(self, code: types.CodeType) -> str | None:
+        """Code that is not the student's: the reference's code object, one compiled from a library file, one made
+        from text with exec/compile, or the same bytecode with the reference's line numbers."""
+        for c in _all_codes(code):
+            if c in self.ref_codes:  # code objects compare equal when bytecode, constants and line numbers match
+                return (f"runs the code object of {_dotted(self.reference)}, the reference implementation, or an "
+                        f"exact copy of it (same bytecode at the same line numbers).")
+            filename = c.co_filename
+            if filename in self.ref_files or (self.package_dir and filename.startswith(self.package_dir + os.sep)):
+                return (f"runs a code object compiled from {filename}, a file of {PACKAGE} (a copy of the library's "
+                        f"code, not yours).")
+            if filename == "<string>":
+                return ("runs code made from text with exec or compile, not written as a def in this notebook "
+                        "(executing a copy of the reference's source is not your own code).")
+        return None
+
+    def source_imports(self, func: types.FunctionType) -> str | None:
+        """Imports in the body's source: ``from autograd_lab.ops import AddOp``, ``import_module(...).AddOp``."""
+        ref_name = getattr(self.reference, "__name__", "") if self.reference is not None else ""
+        if not ref_name:
+            return None
+        try:
+            source = inspect.getsource(func)
+        except (OSError, TypeError):
+            return None
+        word = re.escape(ref_name)
+        if re.search(rf"from\s+{PACKAGE}[\w.]*\s+import\s+[^\n]*\b{word}\b", source) or re.search(
+                rf"{PACKAGE}[\w.]*[\"')\s]*\.\s*{word}\b", source):
+            return f"calls {_dotted(self.reference)}, the reference implementation, instead of computing the result " \
+                   f"itself."
+        return None
 
 
-def _all_names(code: types.CodeType) -> Iterator[str]:
-    yield from code.co_names
+def _reference_functions(reference: Any) -> list[types.FunctionType]:
+    """The reference's Python functions: itself, or its methods (through its library bases)."""
+    if reference is None:
+        return []
+    roots: list[Any] = []
+    if isinstance(reference, type):
+        for klass in reference.__mro__:
+            if klass is not object and (klass is reference or _in_package(klass)) and klass is not Operator:
+                for value in _class_dict(klass).values():
+                    if isinstance(value, (staticmethod, classmethod)):
+                        value = value.__func__
+                    if isinstance(value, property):
+                        roots += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+                    else:
+                        roots.append(value)
+    else:
+        roots.append(_static_attr(reference, "__func__") or reference)
+    return [root for root in roots if isinstance(root, types.FunctionType)]
+
+
+def _all_codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _all_names(const)
+            yield from _all_codes(const)
+
+
+def _names_used(code: types.CodeType) -> Iterator[str]:
+    """Global and attribute names the code uses, and string constants that look like names (``getattr`` chains)."""
+    for c in _all_codes(code):
+        yield from c.co_names
+        yield from c.co_freevars
+        for const in c.co_consts:
+            if isinstance(const, str) and const.isidentifier():
+                yield const
+
+
+def _class_dict(klass: type) -> dict[str, Any]:
+    try:
+        return dict(type.__dict__["__dict__"].__get__(klass))  # the real class dict, whatever the class defines
+    except (KeyError, TypeError):  # pragma: no cover (every class has one)
+        return {}
+
+
+def _instance_dict(value: Any) -> dict[str, Any]:
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except (AttributeError, TypeError):
+        return {}
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def _static_attr(value: Any, attr: str) -> Any:
+    """An attribute read without running the object's own code (no properties, no ``__getattr__``)."""
+    try:
+        found = inspect.getattr_static(value, attr)
+    except AttributeError:
+        return None
+    if isinstance(found, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+        try:  # a slot of a builtin type (a function's __module__, a class's __qualname__): C code reads it
+            return found.__get__(value, type(value))
+        except (AttributeError, TypeError):
+            return None
+    return found
+
+
+def _safe_name(obj: Any) -> str:
+    for attr in ("__qualname__", "__name__"):
+        value = _static_attr(obj, attr)
+        if isinstance(value, str):
+            return value
+    return object.__repr__(obj)
 
 
 def _has_contents(cell: types.CellType) -> bool:
@@ -187,16 +394,17 @@ def _has_contents(cell: types.CellType) -> bool:
 
 
 def _same_function(value: Any, reference: Any) -> bool:
-    code = getattr(value, "__code__", None)
-    return code is not None and code is getattr(reference, "__code__", None)
+    code = _static_attr(value, "__code__")
+    ref_code = _static_attr(_static_attr(reference, "__func__") or reference, "__code__")
+    return isinstance(code, types.CodeType) and code is ref_code
 
 
 def _in_package(value: Any) -> bool:
-    module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    module = value.__name__ if isinstance(value, types.ModuleType) else _static_attr(value, "__module__")
     return isinstance(module, str) and (module == PACKAGE or module.startswith(PACKAGE + "."))
 
 
 def _dotted(value: Any) -> str:
-    module = getattr(value, "__module__", None)
-    qual = str(getattr(value, "__qualname__", None) or getattr(value, "__name__", None) or repr(value))
-    return f"{module}.{qual}" if module else qual
+    module = _static_attr(value, "__module__")
+    qual = _safe_name(value)
+    return f"{module}.{qual}" if isinstance(module, str) else qual

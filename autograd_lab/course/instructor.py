@@ -6,8 +6,9 @@ Each step is one nbgrader call plus the checks nbgrader leaves out:
 - :func:`collect`: copy submissions laid out as ``students/<id>/<assignment>/*.ipynb`` (a folder or a zip) into
   ``submitted/``, refusing a malformed layout (or a notebook renamed from its released name) with an error that
   names the bad entry and what was expected.
-- :func:`autograde`: ``autograde`` (a broken submission never stops the batch), then one score and message per
-  submission (see :mod:`autograd_lab.course.diagnose`).
+- :func:`autograde`: each submission graded in its own bubblewrap sandbox (:mod:`autograd_lab.course.grading`),
+  ``--jobs N`` at a time; scores from the harness's verdicts go into nbgrader's gradebook; one score and message
+  per submission.
 - :func:`feedback`: ``generate_feedback``, then a check that no hidden-test line appears in any feedback file
   (every file is checked, and all offending files are named).
 - :func:`export_grades`: ``export`` to a CSV file.
@@ -26,7 +27,8 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks, report_submission
+from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks
+from autograd_lab.course.grading.limits import Limits
 from autograd_lab.course.leaks import find_leaks
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -191,27 +193,57 @@ def _scan_layout(
 
 
 def autograde(
-    course_dir: Path, assignment: str, timeout: int | None = None, memory_mb: int | None = None
+    course_dir: Path,
+    assignment: str,
+    *,
+    jobs: int = 1,
+    limits: Limits | None = None,
+    unsafe: bool = False,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
 ) -> list[SubmissionReport]:
-    """Autograde every submission of ``assignment`` and return one report (score, max, messages) per student.
+    """Autograde every submission of ``assignment``, each in its own sandbox; one report per student.
 
-    ``timeout`` (seconds per cell) and ``memory_mb`` (the grading kernel's address-space limit) override the
-    course configuration.
+    Each submission's answer cells are taken into the instructor's source notebook and run by the harness in
+    bubblewrap (see :mod:`autograd_lab.course.grading`); the verdicts alone decide the scores, which are written
+    to nbgrader's gradebook with the autograded notebooks (so ``feedback`` and ``grades`` work as before).
 
-    The batch always completes: nbgrader's non-zero exit when some submission failed is expected, and that
-    submission's report says why and scores 0.
+    Args:
+        jobs: submissions graded at the same time (each in its own sandbox; at most the number of cores).
+        limits: the resource limits; default: the course configuration's (``c.GradingLimits``).
+        unsafe: grade without a sandbox when bubblewrap is unavailable; every report then says so.
+        timeout, memory_mb: shortcuts overriding ``limits.cell_seconds`` and ``limits.memory_mb``.
+
+    The batch always completes; a submission that breaks, stalls or hits a limit keeps the points of the tests
+    decided before that, and its report says why.
+
+    Raises:
+        CourseError: if there is no source notebook for ``assignment``, it was not released into the gradebook,
+            or no sandbox is available and ``unsafe`` is False.
     """
-    args = ["autograde", assignment, "--force"]
-    if timeout is not None:
-        args.append(f"--Execute.timeout={timeout}")
-    env = {"AUTOGRAD_LAB_GRADER_MEMORY_MB": str(memory_mb)} if memory_mb is not None else None
-    proc = run_nbgrader(course_dir, *args, check=False, env_extra=env)
-    log = proc.stdout + proc.stderr
-    if "Traceback" in log and not (course_dir / "autograded").is_dir():
-        raise CourseError(f"autograde of {assignment} produced nothing:\n{_tail(log)}")
+    from autograd_lab.course.grading import batch, record, sandbox
+    from autograd_lab.course.grading.limits import course_limits
+
+    if not (course_dir / "source" / assignment / f"{assignment}.ipynb").is_file():
+        raise CourseError(f"assignment {assignment}: expected the notebook source/{assignment}/{assignment}.ipynb "
+                          f"in {course_dir}")
+    try:
+        limits = (limits or course_limits(course_dir)).replace(cell_seconds=timeout, memory_mb=memory_mb)
+    except ValueError as exc:
+        raise CourseError(str(exc)) from exc
     submitted = course_dir / "submitted"
     students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment}") if p.is_dir())
-    return [report_submission(course_dir, student, assignment, log) for student in students]
+    try:
+        outcomes = batch.grade_batch(course_dir, assignment, students, jobs=jobs, limits=limits, unsafe=unsafe)
+    except sandbox.SandboxUnavailable as exc:
+        raise CourseError(f"no sandbox for grading: {exc}. Install bubblewrap, or pass --unsafe-no-sandbox to "
+                          f"grade with the grader's own rights (only for code you trust)") from exc
+    except (record.GradebookError, batch.SecretError, OSError) as exc:
+        raise CourseError(str(exc)) from exc
+    reports = []
+    for outcome, score, max_score in outcomes:
+        reports.append(SubmissionReport(outcome.student, assignment, score, max_score, outcome.messages))
+    return reports
 
 
 def feedback(course_dir: Path, assignment: str) -> list[Path]:

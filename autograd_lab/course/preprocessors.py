@@ -10,20 +10,25 @@ Used from ``assignments/nbgrader_config.py``:
   long line of megabytes would pass it.
 - :class:`ShortTracebacks` keeps only the last line of each traceback in feedback, because traceback context
   lines would quote hidden tests.
+- :class:`NeutraliseOutputs` keeps only plain text and checked PNG images of every output in feedback and shows
+  student markdown as literal text, so no HTML, SVG or JavaScript that a submission produced runs in the page.
 - :func:`kernel_memory_limit_argument` builds the kernel argument that caps the grading kernel's address space
   (nbgrader has no memory limit, nbgrader#1429).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import os
+import re
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, Unicode
 
 RESTORED_NOTICE = "# autograder: this cell was missing from the submission and was restored from the release.\n"
 
@@ -153,3 +158,94 @@ def _clip(text: str, budget: int) -> tuple[str, int]:
         return text, budget - len(text)
     dropped = len(text) - budget
     return text[:budget] + f"\n... output truncated by the autograder ({dropped} characters dropped) ...\n", 0
+
+
+#: What :class:`NeutraliseOutputs` keeps of a rich output: nbconvert escapes plain text, and a PNG is only shown
+#: after its bytes are checked.
+SAFE_MIME_TYPES = ("text/plain", "image/png")
+REMOVED_NOTICE = "[{kinds} output removed from the feedback: only text and PNG images are shown]"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+class NeutraliseOutputs(NbGraderPreprocessor):
+    """Make a graded notebook safe to render as feedback HTML: nothing a submission produced can run in the page.
+
+    - every display and result output keeps only ``text/plain`` and a ``image/png`` whose data is base64 of a real
+      PNG (HTML, SVG, JavaScript, Markdown, LaTeX and widget data are dropped, with a plain-text notice naming what
+      was removed); output metadata is dropped (templates put it into attributes);
+    - stream names other than stdout/stderr, unknown output types and odd cell ids or tags (templates put them into
+      attributes and class names) are replaced or dropped;
+    - graded test cells keep only their error output (``drop_test_output``): what a student's code printed while a
+      hidden test ran may show the test's secret inputs;
+    - markdown answer cells and raw cells are shown as literal text, their attachments dropped: Markdown passes
+      HTML through. (The grader builds the graded notebook from the instructor's source, so every other markdown
+      cell is the instructor's.)
+
+    Images shown by the instructor's own cells are PNG in this course (matplotlib), so they stay; graphviz SVG is
+    dropped from feedback, whoever drew it, because its labels may come from the student's objects.
+    """
+
+    drop_test_output = Bool(True, help="Drop the printed and displayed output of graded test cells (the error "
+                                       "line stays): it may show the hidden test's secret inputs.").tag(config=True)
+
+    def preprocess_cell(
+        self, cell: NotebookNode, resources: ResourcesDict, index: int
+    ) -> tuple[NotebookNode, ResourcesDict]:
+        if "id" in cell and not _SAFE_NAME.match(str(cell["id"])):
+            cell["id"] = f"cell-{index}"
+        tags = cell.get("metadata", {}).get("tags")
+        if tags is not None:
+            cell.metadata["tags"] = [t for t in tags if isinstance(t, str) and _SAFE_NAME.match(t)]
+        if cell.cell_type == "code":
+            outputs = cell.get("outputs", [])
+            if self.drop_test_output and cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+                # What ran during a graded test includes the student's code printing the hidden test's inputs,
+                # which would let a resubmission hard-code the outputs for them: keep only the verdict.
+                outputs = [o for o in outputs if o.get("output_type") == "error"]
+            cell.outputs = [o for o in (_neutral_output(out) for out in outputs) if o is not None]
+        elif cell.get("metadata", {}).get("nbgrader", {}).get("solution") or cell.cell_type == "raw":
+            text = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+            cell.source = "\n".join("    " + line for line in text.splitlines()) or "    "
+            cell.cell_type = "markdown"
+            cell.pop("attachments", None)
+        return cell, resources
+
+
+def _neutral_output(output: NotebookNode) -> NotebookNode | None:
+    kind = output.get("output_type")
+    if kind == "stream":
+        if output.get("name") not in ("stdout", "stderr"):
+            output["name"] = "stdout"
+        output["text"] = str(output.get("text", ""))
+        return output
+    if kind == "error":
+        output["ename"] = str(output.get("ename", ""))
+        output["evalue"] = str(output.get("evalue", ""))
+        output["traceback"] = [str(line) for line in output.get("traceback", [])]
+        return output
+    if kind not in ("display_data", "execute_result"):
+        return None
+    data = output.get("data", {})
+    kept = {}
+    text = data.get("text/plain")
+    if isinstance(text, (str, list)):
+        kept["text/plain"] = text if isinstance(text, str) else "".join(map(str, text))
+    png = data.get("image/png")
+    if isinstance(png, str) and _is_png(png):
+        kept["image/png"] = png
+    removed = sorted(mime for mime in data if mime not in kept)
+    if removed:
+        notice = REMOVED_NOTICE.format(kinds=", ".join(removed))
+        kept["text/plain"] = (kept.get("text/plain", "") + "\n" + notice).lstrip("\n")
+    output["data"] = kept
+    output["metadata"] = {}
+    return output
+
+
+def _is_png(data: str) -> bool:
+    try:
+        raw = base64.b64decode("".join(data.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return raw.startswith(_PNG_SIGNATURE)

@@ -66,6 +66,25 @@ def _insert_after(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
 # A line a student may well write in a scratch cell of their own that a hidden test of the fixture also holds.
 SHARED_WITH_HIDDEN_TEST = "z = AddOp()(Variable.from_numpy(np.ones((2, 3))), Variable.from_numpy(np.arange(3.0)))"
 
+# A forward pass that never returns: the graded test that calls it must be stopped at the per-cell limit.
+INFINITE_FORWARD = """class AddOp(Operator):
+    def forward(self, a, b):
+        while True:
+            pass
+
+    def backward(self, gy):
+        return [gy, gy]
+"""
+# A correct answer that prints megabytes whenever it is called.
+LOUD_SUM_OF_SQUARES = """def sum_of_squares(x):
+    print('x' * 3_000_000)
+    for i in range(20_000):
+        print(i)
+    return float(np.sum(np.square(x)))
+"""
+# A scratch function in the answer cell holding a line that a hidden test also holds.
+SCRATCH_FUNCTION = "def scratch():\n    " + SHARED_WITH_HIDDEN_TEST + "\n    return z\n"
+
 Case = Callable[[NotebookNode, NotebookNode], NotebookNode | str]
 
 CASES: dict[str, Case] = {
@@ -76,20 +95,24 @@ CASES: dict[str, Case] = {
     "deleted_test": lambda rel, src: _without(full_solution(rel, src), "add_op_backward_test"),
     "edited_locked_test": lambda rel, src: _replace(copy.deepcopy(rel), "add_op_forward_test", "pass"),
     "deleted_setup": lambda rel, src: _without(full_solution(rel, src), "setup"),
-    "infinite_loop": lambda rel, src: _prepend(full_solution(rel, src), "add_op_code", "while True:\n    pass\n"),
+    "loop_at_top_level": lambda rel, src: _prepend(full_solution(rel, src), "add_op_code", "while True:\n    pass\n"),
+    "infinite_loop": lambda rel, src: _replace(full_solution(rel, src), "add_op_code", INFINITE_FORWARD),
     "kernel_death": lambda rel, src: _prepend(full_solution(rel, src), "sum_of_squares_code",
                                               "import os\nos._exit(1)\n"),
     "memory_hog": lambda rel, src: _replace(
         full_solution(rel, src), "sum_of_squares_code",
-        "def sum_of_squares(x):\n    hog = []\n    while True:\n        hog.append(bytearray(100_000_000))\n"),
+        "def sum_of_squares(x):\n    hog = [bytearray(200_000_000)]\n    while True:\n"
+        "        hog.append(hog[-1] * 2)\n"),
     "imports_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
                                                    "from autograd_lab.ops import AddOp"),
     "subclasses_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
                                                       "class AddOp(autograd_lab.ops.AddOp):\n    pass"),
-    "huge_output": lambda rel, src: _prepend(full_solution(rel, src), "sum_of_squares_code",
-                                             "print('x' * 3_000_000)\nfor i in range(200_000):\n    print(i)\n"),
-    "shares_hidden_line": lambda rel, src: _insert_after(full_solution(rel, src), "add_op_code",
-                                                         SHARED_WITH_HIDDEN_TEST + "\nprint(z.data.shape)"),
+    "huge_output": lambda rel, src: _replace(full_solution(rel, src), "sum_of_squares_code", LOUD_SUM_OF_SQUARES),
+    "shares_hidden_line": lambda rel, src: _prepend(full_solution(rel, src), "add_op_code", SCRATCH_FUNCTION),
+    # The stub still raises; the answer cell and an added cell end with a number, displayed as an execute_result
+    # (nbgrader's partial-credit rule read the first execute_result of a cell as its score).
+    "stub_with_numeric_result": lambda rel, src: _insert_after(
+        _replace(copy.deepcopy(rel), "add_op_code", _cell(rel, "add_op_code").source + "\n6.0"), "add_op_code", "6.0"),
 }
 
 

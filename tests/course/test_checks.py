@@ -6,6 +6,12 @@ namespace is ``__main__``, the default).
 
 from __future__ import annotations
 
+import functools
+import inspect
+import textwrap
+import time
+import types
+
 import numpy as np
 import pytest
 
@@ -162,3 +168,160 @@ def test_using_other_library_classes_is_allowed() -> None:
 def test_object_from_another_module_fails_with_its_origin() -> None:
     with pytest.raises(NotOwnCodeError, match=r"No points for sum_to_shape: .*imported from autograd_lab.ops._broad"):
         check(sum_to_shape)
+
+
+# --- wrappers and copies that reach the reference in other ways -------------------------------------------------
+
+
+def test_reference_source_text_executed_fails() -> None:
+    namespace = {"__name__": HERE, "Operator": Operator, "np": np, "sum_to_shape": sum_to_shape}
+    exec(textwrap.dedent(inspect.getsource(ReferenceAddOp)), namespace)
+    with pytest.raises(NotOwnCodeError, match=r"code made from text with exec or compile"):
+        check(namespace["AddOp"], ReferenceAddOp)
+
+
+def test_reference_module_source_compiled_under_a_cell_like_name_fails() -> None:
+    namespace = {"__name__": HERE}
+    source = inspect.getsource(inspect.getmodule(ReferenceAddOp))
+    exec(compile(source, "<cell 4: add_op_code>", "exec"), namespace)
+    with pytest.raises(NotOwnCodeError, match=r"runs the code object of .*AddOp.*exact copy"):
+        check(namespace["AddOp"], ReferenceAddOp)
+
+
+def test_code_object_cloned_into_a_new_function_fails() -> None:
+    clone = types.FunctionType(ReferenceAddOp.forward.__code__, globals(), "forward")
+
+    class AddOp(Operator):
+        forward = clone
+
+        def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+            return [gy, gy]
+
+    with pytest.raises(NotOwnCodeError, match=r"method forward runs the code object of"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_code_object_copied_with_another_file_name_but_its_lines_fails() -> None:
+    code = ReferenceAddOp.backward.__code__.replace(co_filename="<cell 3: add_op_code>")
+
+    class AddOp(Operator):
+        def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return a + b
+
+    AddOp.backward = types.FunctionType(code, globals(), "backward")  # type: ignore[method-assign]
+    with pytest.raises(NotOwnCodeError, match=r"method backward runs the code object of .*AddOp.*exact copy"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_wrapper_through_functools_partial_fails() -> None:
+    helper = functools.partial(ReferenceAddOp.forward, None)
+
+    class AddOp(Operator):
+        def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return helper(a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"method forward calls .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_partialmethod_class_attribute_fails() -> None:
+    class AddOp(Operator):
+        forward = functools.partialmethod(ReferenceAddOp.forward)
+
+    with pytest.raises(NotOwnCodeError, match=r"calls .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_wrapper_through_a_bound_method_fails() -> None:
+    bound = ReferenceAddOp().forward
+
+    def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return bound(a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"its body (calls|uses an instance of) .*AddOp"):
+        check(add, ReferenceAddOp)
+
+
+def test_wrapper_through_a_default_argument_fails() -> None:
+    class AddOp(Operator):
+        def forward(self, a: np.ndarray, b: np.ndarray, _impl: object = ReferenceAddOp) -> np.ndarray:
+            return _impl.forward(self, a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"method forward calls .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_wrapper_through_a_nested_container_fails() -> None:
+    table = {"ops": [("add", (ReferenceAddOp,))]}
+
+    class AddOp(Operator):
+        def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return table["ops"][0][1][0].forward(self, a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"method forward calls .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_reference_instance_as_class_attribute_fails() -> None:
+    class AddOp(Operator):
+        impl = ReferenceAddOp()
+
+        def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return self.impl.forward(a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"class attribute impl uses an instance of .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_getattr_chain_with_constant_names_fails() -> None:
+    class AddOp(Operator):
+        def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            ops = getattr(autograd_lab, "ops")  # noqa: B009 (the hostile case)
+            return getattr(ops, "Add" + "Op")().forward(a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"method forward calls .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_wrapper_through_an_own_helper_and_an_instance_attribute_fails() -> None:
+    class Holder:
+        def __init__(self) -> None:
+            self.target = ReferenceAddOp
+
+    holder = Holder()
+
+    def helper(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return holder.target().forward(a, b)
+
+    class AddOp(Operator):
+        def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return helper(a, b)
+
+    with pytest.raises(NotOwnCodeError, match=r"method forward calls .*AddOp"):
+        check(AddOp, ReferenceAddOp)
+
+
+def test_honest_code_that_compiles_like_the_reference_passes() -> None:
+    # The reference's forward is also `return a + b`: equal bytecode alone is no proof of copying.
+    class AddOp(Operator):
+        def forward(self, a, b):  # type: ignore[no-untyped-def]
+            return a + b
+
+        def backward(self, gy):  # type: ignore[no-untyped-def]
+            a, b = self.inputs
+            return [sum_to_shape(gy, a.shape), sum_to_shape(gy, b.shape)]
+
+    check(AddOp, ReferenceAddOp)
+
+
+def test_walk_is_bounded_on_huge_cyclic_structures() -> None:
+    big: list = list(range(200_000))
+    loop: list = [big]
+    loop.append(loop)
+
+    def total() -> int:
+        return len(loop) + len(big)
+
+    start = time.perf_counter()
+    check(total, ReferenceAddOp)
+    assert time.perf_counter() - start < 2.0

@@ -1,61 +1,59 @@
-"""Per-submission messages, read from small submitted and autograded notebooks (no gradebook, no kernel)."""
+"""Per-submission messages about the submitted files and failed tests (no gradebook, no sandbox; fast)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_notebook
 
-from autograd_lab.course.diagnose import submission_messages
+from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks
+from autograd_lab.course.grading import batch
+from autograd_lab.course.grading.limits import Limits
 
+from .conftest import FIXTURE_SOURCE
 
-def graded_test_cell(gid: str, points: float, error: str) -> nbformat.NotebookNode:
-    meta = {"grade": True, "solution": False, "locked": True, "grade_id": gid, "points": points, "schema_version": 3}
-    c = new_code_cell("assert False", metadata={"nbgrader": meta})
-    c.outputs = [new_output("error", ename="AssertionError", evalue=error, traceback=[])]
-    return c
-
+A = "90_fixture"
 
 
-
-def course_with_release(tmp_path: Path) -> Path:
+def course_with_source(tmp_path: Path) -> Path:
     course = tmp_path / "course"
-    (course / "release" / "a1").mkdir(parents=True)
-    nbformat.write(new_notebook(cells=[]), course / "release" / "a1" / "a1.ipynb")
+    shutil.copytree(FIXTURE_SOURCE / A, course / "source" / A)
     return course
 
 
 def test_a_renamed_notebook_is_named_with_the_expected_name(tmp_path: Path) -> None:
-    course = course_with_release(tmp_path)
-    (course / "submitted" / "dan" / "a1").mkdir(parents=True)
-    nbformat.write(new_notebook(cells=[]), course / "submitted" / "dan" / "a1" / "wrongname.ipynb")
-    messages = submission_messages(course, "dan", "a1", log="")
+    course = course_with_source(tmp_path)
+    (course / "submitted" / "dan" / A).mkdir(parents=True)
+    nbformat.write(new_notebook(cells=[]), course / "submitted" / "dan" / A / "wrongname.ipynb")
+    job, messages = batch.prepare(course, A, "dan")
     assert messages == [
-        "a1.ipynb is missing from the submission (found wrongname.ipynb); expected a1.ipynb, with the released "
+        f"{A}.ipynb is missing from the submission (found wrongname.ipynb); expected {A}.ipynb, with the released "
         "name, so nothing of it was graded and its tests score 0",
-        "wrongname.ipynb is not a notebook of a1 (expected a1.ipynb); it was not graded",
+        f"wrongname.ipynb is not a notebook of {A} (expected {A}.ipynb); it was not graded",
     ]
-    assert not any("grading did not finish" in m for m in messages)
+    assert job is not None and job.unreadable  # nothing of it runs
 
 
 def test_an_empty_submission_folder_says_which_notebook_was_expected(tmp_path: Path) -> None:
-    course = course_with_release(tmp_path)
-    (course / "submitted" / "eve" / "a1").mkdir(parents=True)
-    assert submission_messages(course, "eve", "a1") == [
-        "a1.ipynb is missing from the submission; expected a1.ipynb, with the released name, so nothing of it was "
-        "graded and its tests score 0"]
+    course = course_with_source(tmp_path)
+    (course / "submitted" / "eve" / A).mkdir(parents=True)
+    assert batch.prepare(course, A, "eve")[1] == [
+        f"{A}.ipynb is missing from the submission; expected {A}.ipynb, with the released name, so nothing of it "
+        "was graded and its tests score 0"]
+    assert expected_notebooks(course, A) == [f"{A}.ipynb"]
 
 
-def test_failed_test_points_are_singular_or_plural(tmp_path: Path) -> None:
-    course = course_with_release(tmp_path)
-    for stage in ("submitted", "autograded"):
-        (course / stage / "ada" / "a1").mkdir(parents=True)
-        cells = [graded_test_cell("one", 1, "x"), graded_test_cell("two", 2, "y"), graded_test_cell("half", 0.5, "z")]
-        nb = new_notebook(cells=cells)
-        nbformat.write(nb, course / stage / "ada" / "a1" / "a1.ipynb")
-    assert submission_messages(course, "ada", "a1") == [
-        "one (1 point) failed: AssertionError: x",
-        "two (2 points) failed: AssertionError: y",
-        "half (0.5 points) failed: AssertionError: z",
-    ]
+def test_points_are_singular_or_plural_and_limits_are_named() -> None:
+    assert [batch._points(p) for p in (1, 2, 0.5)] == ["1 point", "2 points", "0.5 points"]
+    limits = Limits(cell_seconds=7, memory_mb=900)
+    assert "cell_seconds = 7 s" in batch.explain("CellTimeoutError", "", limits)
+    assert "memory_mb = 900 MiB" in batch.explain("MemoryError", "", limits)
+    assert batch.explain("NotImplementedError", "", limits) == "the exercise is not answered yet (NotImplementedError)"
+    assert batch.explain("AssertionError", "shape (2, 3)\nmore", limits) == "AssertionError: shape (2, 3)"
+
+
+def test_a_report_line_holds_the_score_and_every_message() -> None:
+    line = str(SubmissionReport("ada", A, 5, 6, ["x failed", "y ignored"]))
+    assert line.startswith("ada") and "5/6" in line and line.endswith("x failed; y ignored")

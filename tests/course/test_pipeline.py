@@ -1,8 +1,8 @@
 """The autograding pipeline end to end: release, collect a zip of damaged submissions, autograde, feedback, CSV.
 
 Runs the real course configuration (assignments/nbgrader_config.py) on the small fixture assignment
-(tests/course/fixtures: AddOp worth 2 + 3 points, sum_of_squares worth 1), with a short per-cell timeout and a
-small kernel memory cap so that the infinite loop and the memory hog cost seconds, not minutes.
+(tests/course/fixtures: AddOp worth 2 + 3 points, sum_of_squares worth 1) through the sandboxed grader, with a short
+per-cell timeout and a small memory cap so that the infinite loop and the memory hog cost seconds, not minutes.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ import html
 import re
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from autograd_lab.course import instructor
 from autograd_lab.course.diagnose import SubmissionReport
+from autograd_lab.course.grading import batch
+from autograd_lab.course.grading.limits import course_limits
 
 from .conftest import FIXTURE_SOURCE, copy_course
 from .submissions import CASES, SHARED_WITH_HIDDEN_TEST, write_batch
@@ -26,28 +29,32 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_pipeline")]
 
 ASSIGNMENT = "90_fixture"
 MAX = 6.0
-TIMEOUT_S = 8
+TIMEOUT_S = 6
 MEMORY_MB = 1200  # a kernel with the course imports maps ~0.9 GB; the hog fails after ~0.3 GB more
+
+# Graded a second time, sequentially, after the parallel batch (the quick cases: no timeouts).
+REGRADED = ["blank", "duplicate_id", "full", "huge_output", "kernel_death", "memory_hog"]
 
 # case -> (points, a pattern the message must contain)
 EXPECTED: dict[str, tuple[float, str]] = {
     "full": (6, r"^all tests passed$"),
     "blank": (0, r"add_op_forward_test \(2 points\) failed: the exercise is not answered yet"),
     "malformed_json": (0, r"is not valid notebook JSON .*the score is 0"),
-    "duplicate_id": (6, r"cell id 'add_op_forward_test' appears 2 times; only the last copy was graded and its "
-                        r"points count once"),
-    "deleted_test": (6, r"cell 'add_op_backward_test' was deleted; it was restored from the release"),
-    "edited_locked_test": (0, r"read-only cell 'add_op_forward_test' was edited; the original was restored"),
-    "deleted_setup": (6, r"cell 'setup' was deleted; it was restored from the release"),
-    "infinite_loop": (1, r"add_op_code: the cell ran past the time limit and was interrupted.*"
-                         r"add_op_forward_test \(2 points\) failed: NameError"),
-    "kernel_death": (0, r"the kernel died while running it.*the score is 0"),
-    "memory_hog": (5, r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed"),
-    "imports_reference": (1, r"add_op_forward_test \(2 points\) failed: NotOwnCodeError: No points for AddOp: it is "
-                             r"the reference autograd_lab\.ops\.arithmetic\.AddOp imported from autograd_lab"),
-    "subclasses_reference": (1, r"NotOwnCodeError: No points for AddOp: it subclasses "
-                                r"autograd_lab\.ops\.arithmetic\.AddOp"),
-    "huge_output": (6, r"printed output was too long and was truncated"),
+    "duplicate_id": (6, r"cell id 'add_op_forward_test' appears more than once; the first copy was used"),
+    "deleted_test": (6, r"cell 'add_op_backward_test' was deleted; the instructor's copy was used"),
+    "edited_locked_test": (0, r"read-only cell 'add_op_forward_test' was edited; the instructor's copy was used"),
+    "deleted_setup": (6, r"cell 'setup' was deleted; the instructor's copy was used"),
+    "loop_at_top_level": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*while.*"
+                             r"add_op_forward_test \(2 points\) failed: .*add_op_code' was refused"),
+    "infinite_loop": (1, r"add_op_forward_test \(2 points\) failed: the cell ran past the time limit "
+                         r"\(cell_seconds = 6 s\)"),
+    "kernel_death": (5, r"answer cell 'sum_of_squares_code' was refused and not run: line 1: .*\bos\b"),
+    "memory_hog": (5, r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed to the "
+                      r"grader \(memory_mb = 1200 MiB\)"),
+    "imports_reference": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*reference"),
+    "subclasses_reference": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*reference"),
+    "stub_with_numeric_result": (0, r"sum_of_squares_test \(1 point\) failed: the exercise is not answered yet"),
+    "huge_output": (6, r"more than output_kb = \d+ KiB; the rest of its output was dropped"),
     "shares_hidden_line": (6, r"^all tests passed$"),
 }
 # Placed in submitted/ directly (as nbgrader's own exchange would), since collect refuses a renamed notebook.
@@ -70,11 +77,33 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     misnamed = course / "submitted" / MISNAMED[0] / ASSIGNMENT / "wrongname.ipynb"
     misnamed.parent.mkdir(parents=True)
     shutil.copyfile(tmp / "subs" / "students" / "full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", misnamed)
-    reports = instructor.autograde(course, ASSIGNMENT, timeout=TIMEOUT_S, memory_mb=MEMORY_MB)
+    reports = instructor.autograde(course, ASSIGNMENT, timeout=TIMEOUT_S, memory_mb=MEMORY_MB, jobs=2)
+    parallel = gradebook_cells(course)
+    # Grade some of them again one at a time: the gradebook must not change.
+    limits = course_limits(course).replace(cell_seconds=TIMEOUT_S, memory_mb=MEMORY_MB)
+    again = batch.grade_batch(course, ASSIGNMENT, REGRADED, jobs=1, limits=limits)
     feedback = instructor.feedback(course, ASSIGNMENT)
     grades = instructor.export_grades(course, tmp / "grades.csv")
     return {"course": course, "collected": collected, "reports": {r.student: r for r in reports},
-            "feedback": feedback, "grades": grades}
+            "feedback": feedback, "grades": grades, "parallel": parallel, "sequential": gradebook_cells(course),
+            "sequential_messages": {outcome.student: outcome.messages for outcome, _, _ in again}}
+
+
+def gradebook_cells(course: Path) -> dict[tuple[str, str], float | None]:
+    """{(student, grade cell): auto score} as stored in the course's gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {(sub.student.id, grade.name): grade.auto_score
+                for sub in gb.assignment_submissions(ASSIGNMENT) for nb in sub.notebooks for grade in nb.grades}
+
+
+def test_a_parallel_batch_writes_the_same_gradebook_as_a_sequential_one(graded: dict) -> None:
+    assert graded["sequential"] == graded["parallel"]
+    assert len(graded["parallel"]) == 3 * (len(CASES) + 1)  # three graded tests per submission
+    assert sorted(graded["sequential_messages"]) == sorted(REGRADED)
+    for student, messages in graded["sequential_messages"].items():
+        assert messages == graded["reports"][student].messages, student
 
 
 def test_every_case_was_collected_and_graded(graded: dict) -> None:
@@ -105,8 +134,8 @@ def test_grades_csv_has_one_row_per_submission_with_the_expected_score(graded: d
 
 
 def test_feedback_exists_for_every_graded_submission_and_shows_no_hidden_test(graded: dict) -> None:
-    # Submissions whose notebook could not be graded at all (not JSON, dead kernel) get no feedback file.
-    expected = sorted(set(EXPECTED) - {"malformed_json", "kernel_death"})  # the misnamed one gets none either
+    # Submissions whose notebook could not be read at all (not JSON, misnamed) get no feedback file.
+    expected = sorted(set(EXPECTED) - {"malformed_json"})
     assert sorted(p.parent.parent.name for p in graded["feedback"]) == expected
     hidden_only = ["checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)",
                    'assert z.data.shape == (2, 3), "HIDDEN_MARKER_FORWARD broadcasting shape"',
@@ -125,9 +154,10 @@ def test_a_student_line_that_a_hidden_test_also_holds_is_not_a_leak(graded: dict
     assert "HIDDEN_MARKER_FORWARD" not in text
 
 
-def test_feedback_keeps_the_own_code_message_for_the_student(graded: dict) -> None:
+def test_feedback_tells_the_student_why_an_answer_cell_was_refused(graded: dict) -> None:
     path = next(p for p in graded["feedback"] if p.parent.parent.name == "imports_reference")
-    assert "No points for AddOp: it is the reference" in html.unescape(path.read_text(encoding="utf-8"))
+    text = html.unescape(path.read_text(encoding="utf-8"))
+    assert "answer cell 'add_op_code' was refused by the grader and not run: line 1:" in text
 
 
 def test_huge_output_is_capped_in_the_gradebook_copy(graded: dict) -> None:

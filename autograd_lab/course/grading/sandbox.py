@@ -1,0 +1,275 @@
+"""Run the grading harness in a bubblewrap sandbox, feed it one job on stdin and read its report.
+
+The sandbox (``bwrap``, the sandbox Flatpak uses; see ``man bwrap``) sees, read-only: ``/usr`` (with the
+merged-usr links), the Python installation and the virtualenv, the ``autograd_lab`` package folder alone (at
+``/opt/autograd-lab``, never the repository around it), ``/usr/share/datasets`` as part of ``/usr``, and fonts. Its
+only writable place is a private, size-limited tmpfs at ``/tmp``. It has every namespace unshared (no network, its
+own pid namespace so it cannot see or signal the grader) and may not create more (``--disable-userns``, no
+capabilities), a new session (no terminal), a cleared environment, and
+runs as uid/gid 65534 even when the grader is root; it dies with the grader (``--die-with-parent``). There is no
+``/proc``, so no process in it can reach another's descriptors by path. The job never touches a disk: the
+harness reads it from stdin and closes stdin.
+
+Without bubblewrap the harness can run as a plain child process (``unsafe=True``): the same limits, none of the
+isolation. :func:`autograd_lab.course.instructor.autograde` only allows that with ``--unsafe-no-sandbox``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import autograd_lab
+from autograd_lab.course.grading.limits import MIB, Limits
+
+PACKAGE_MOUNT = "/opt/autograd-lab"
+SANDBOX_UID = 65534  # nobody
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create its namespaces here; the message says which."""
+
+
+@dataclass
+class RunResult:
+    """What came back from one sandbox run: the report records, how it ended, and the grader-side timing."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = False  # the harness reported "done"
+    killed_at_limit: bool = False  # the grader killed the sandbox at the notebook limit
+    exit_status: int | None = None
+    stderr: str = ""
+    seconds: float = 0.0
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def sandbox_problem() -> str | None:
+    """None when bubblewrap works on this machine, else why not (one line); checked once per process."""
+    exe = bwrap_path()
+    if exe is None:
+        return "bubblewrap (bwrap) is not installed (Debian package 'bubblewrap'; scripts/install_system_packages.sh)"
+    argv = [*_bwrap_args(exe, Limits()), "/bin/true"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not be started: {exc}"
+    if proc.returncode != 0:
+        return f"bubblewrap cannot create a sandbox here: {proc.stderr.strip()[:300]}"
+    return None
+
+
+def _bwrap_args(exe: str, limits: Limits) -> list[str]:
+    python_home = _real(sys.base_prefix)
+    venv = _real(sys.prefix)
+    package = str(Path(autograd_lab.__file__).resolve().parent)
+    args = [
+        exe,
+        "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+        "--die-with-parent", "--new-session", "--clearenv",
+        "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        "--ro-bind", "/usr", "/usr",
+        "--ro-bind", python_home, python_home,
+    ]
+    if venv != python_home:
+        args += ["--ro-bind", venv, venv]
+    for link in ("bin", "lib", "lib64", "sbin"):
+        target = Path("/") / link
+        if target.is_symlink():
+            args += ["--symlink", os.readlink(target), str(target)]
+        elif target.is_dir():
+            args += ["--ro-bind", str(target), str(target)]
+    args += [
+        "--ro-bind-try", "/etc/fonts", "/etc/fonts",
+        "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+        "--ro-bind", package, f"{PACKAGE_MOUNT}/autograd_lab",
+        "--dev", "/dev",
+        "--size", str(int(limits.scratch_mb) * MIB), "--perms", "1777", "--tmpfs", "/tmp",
+        "--chdir", "/tmp",
+        "--setenv", "PYTHONPATH", PACKAGE_MOUNT,
+        "--setenv", "HOME", "/tmp",
+        "--setenv", "MPLBACKEND", "agg",
+        "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib",
+        "--setenv", "OPENBLAS_NUM_THREADS", "1",
+        "--setenv", "OMP_NUM_THREADS", "1",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--setenv", "PYTHONHASHSEED", "0",
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "LANG", "C.UTF-8",
+    ]
+    return args
+
+
+def harness_command(limits: Limits, unsafe: bool = False) -> list[str]:
+    """The argv that starts the harness, in the sandbox unless ``unsafe``."""
+    python = os.path.join(_real(sys.prefix), "bin", "python") if not unsafe else sys.executable
+    # -P: the working directory (the writable scratch) is not put on sys.path, so a planted module is never imported.
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+    run = [python, "-B", "-s", *safe_path, "-m", "autograd_lab.course.grading.runner"]
+    if unsafe:
+        return run
+    exe = bwrap_path()
+    if exe is None:
+        raise SandboxUnavailable(sandbox_problem() or "bubblewrap is not installed")
+    return [*_bwrap_args(exe, limits), *run]
+
+
+def _unsafe_env() -> dict[str, str]:
+    package_parent = str(Path(autograd_lab.__file__).resolve().parent.parent)
+    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("TMPDIR", "/tmp"), "PYTHONPATH": package_parent,
+            "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+
+
+def _uid_processes() -> int:
+    """How many processes the grader's real uid has now: RLIMIT_NPROC counts them all, in or out of the sandbox."""
+    uid = os.getuid()
+    count = 0
+    try:
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    if entry.stat().st_uid == uid:
+                        count += 1
+                except OSError:
+                    continue
+    except OSError:
+        return 0
+    return count
+
+
+def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: int = 10) -> RunResult:
+    """Run one assembled job and return its report; never raises for anything the submission does.
+
+    The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; records received before that
+    are kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
+    """
+    # In the sandbox RLIMIT_NPROC counts the processes of its own user namespace; unsafe, all of the uid's.
+    payload = dict(job, limits={**limits.as_dict(), "nproc_base": _uid_processes() if unsafe else 0})
+    env = _unsafe_env() if unsafe else {}
+    start = time.monotonic()
+    result = RunResult()
+
+    group = _pids_cgroup(int(limits.processes) + 5)  # + bwrap, its init, the harness, feedback and test child
+
+    def lower_priority() -> None:
+        os.nice(nice)
+        if group is not None:
+            try:
+                (group / "cgroup.procs").write_text(str(os.getpid()))
+            except OSError:
+                pass
+
+    proc = subprocess.Popen(harness_command(limits, unsafe), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, start_new_session=True, preexec_fn=lower_priority,
+                            close_fds=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    err_chunks: list[bytes] = []
+    stderr = proc.stderr
+    err_thread = threading.Thread(target=lambda: err_chunks.append(stderr.read(64 * 1024)), daemon=True)
+    err_thread.start()
+    timer = threading.Timer(limits.notebook_seconds, _kill_group, args=(proc, result))
+    timer.start()
+    try:
+        try:
+            proc.stdin.write(json.dumps(payload).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        budget = int(limits.output_kb) * 1024 * 2 + 4 * MIB  # JSON overhead of the harness's own clipped output
+        received = 0
+        for line in proc.stdout:
+            received += len(line)
+            if received > budget:
+                _kill_group(proc, result)
+                break
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                result.records.append(record)
+                if record.get("event") == "done":
+                    result.finished = True
+        proc.wait()
+    finally:
+        timer.cancel()
+        try:  # whatever the submission left behind in the sandbox's process group goes with it
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        if group is not None:
+            _remove_cgroup(group)
+    err_thread.join(timeout=1)
+    result.exit_status = proc.returncode
+    result.stderr = b"".join(err_chunks).decode("utf-8", "replace")
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _pids_cgroup(limit: int) -> Path | None:
+    """A fresh cgroup whose ``pids.max`` caps every process of one sandbox, or None where none can be made.
+
+    ``RLIMIT_NPROC`` does not bind a grader running as root (the kernel exempts the root user, and the sandbox's
+    uid maps to it), so where the pids controller is writable (cgroup v1 ``/sys/fs/cgroup/pids`` or v2) the
+    sandbox also goes into its own cgroup; elsewhere the rlimit and the static check are what limit processes.
+    """
+    for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        if not (root / "cgroup.procs").exists() or not os.access(root, os.W_OK):
+            continue
+        group = root / f"autograd-lab-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        try:
+            group.mkdir()
+            (group / "pids.max").write_text(str(limit))
+        except OSError:
+            _remove_cgroup(group)
+            continue
+        return group
+    return None
+
+
+def _remove_cgroup(group: Path) -> None:
+    """Kill whatever is still in the cgroup (a process that left the session, in unsafe mode) and remove it."""
+    for _ in range(50):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)  # the killed processes are still leaving
+
+
+def _kill_group(proc: subprocess.Popen, result: RunResult) -> None:
+    if proc.poll() is None:
+        result.killed_at_limit = True
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
