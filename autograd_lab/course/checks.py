@@ -289,7 +289,7 @@ class _Walk:
             if filename in self.ref_files or (self.package_dir and filename.startswith(self.package_dir + os.sep)):
                 return (f"runs a code object compiled from {filename}, a file of {PACKAGE} (a copy of the library's "
                         f"code, not yours).")
-            if filename == "<string>":
+            if filename == "<string>" and c.co_name not in _GENERATED_BY_LIBRARIES:
                 return ("runs code made from text with exec or compile, not written as a def in this notebook "
                         "(executing a copy of the reference's source is not your own code).")
         return None
@@ -383,6 +383,14 @@ def _safe_name(obj: Any) -> str:
         if isinstance(value, str):
             return value
     return object.__repr__(obj)
+
+
+#: Names of the methods that dataclasses and collections.namedtuple make with exec (their code objects say
+#: "<string>"); they are boilerplate, not a copy of the reference's work.
+_GENERATED_BY_LIBRARIES = frozenset({
+    "__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__getstate__", "__setstate__", "__create_fn__", "<lambda>",
+})
 
 
 def _has_contents(cell: types.CellType) -> bool:

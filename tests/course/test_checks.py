@@ -180,6 +180,27 @@ def test_reference_source_text_executed_fails() -> None:
         check(namespace["AddOp"], ReferenceAddOp)
 
 
+def test_a_function_that_uses_a_dataclass_or_namedtuple_of_the_notebook_is_own_code() -> None:
+    """Chapter 11's capture_tape builds a Tape dataclass; dataclasses and namedtuple make their methods with exec,
+    so their code objects say "<string>": that boilerplate is not a copy of the reference (regression: 8/10)."""
+    source = textwrap.dedent("""
+        import collections
+        import dataclasses
+
+        @dataclasses.dataclass
+        class Tape:
+            steps: list
+
+        Pair = collections.namedtuple("Pair", "a b")
+
+        def capture(fn):
+            return Tape([Pair(fn, 1)])
+    """)
+    namespace = {"__name__": HERE}
+    exec(compile(source, "<cell 3: capture_tape_code>", "exec"), namespace)
+    check(namespace["capture"], ReferenceAddOp)
+
+
 def test_reference_module_source_compiled_under_a_cell_like_name_fails() -> None:
     namespace = {"__name__": HERE}
     source = inspect.getsource(inspect.getmodule(ReferenceAddOp))

@@ -92,3 +92,22 @@ def test_representative_assignment_grades_full_and_blank(tmp_path: Path) -> None
     progress = {r.name: r for r in workspace_progress(workspace)}
     assert progress["full.ipynb"].complete and progress["full.ipynb"].points == full.max_score
     assert progress["blank.ipynb"].points == 0 and progress["blank.ipynb"].tests
+
+
+def test_every_chapter_grades_full_marks_for_its_solutions_and_zero_for_the_release(
+    released: Path, tmp_path: Path
+) -> None:
+    """Through the sandboxed grader: the source's own answers earn every point of every chapter, the untouched
+    release earns none (the hostile cases are in tests/course/adversarial and test_pipeline.py)."""
+    subs = tmp_path / "subs"
+    for name in ASSIGNMENTS:
+        write_batch(released / "release" / name / f"{name}.ipynb", released / "source" / name / f"{name}.ipynb",
+                    subs, name, cases={k: CASES[k] for k in ("full", "blank")})
+    instructor.collect(released, subs)
+    wrong = {}
+    for name in ASSIGNMENTS:
+        reports = {r.student: r for r in instructor.autograde(released, name, jobs=2)}
+        full, blank = reports["full"], reports["blank"]
+        if not (full.max_score > 0 and full.score == full.max_score and blank.score == 0):
+            wrong[name] = (str(full), str(blank))
+    assert not wrong, "chapters that do not grade full/zero:\n" + "\n".join(f"{k}: {v}" for k, v in wrong.items())
