@@ -1,0 +1,88 @@
+"""Train the small CNN that tests, the benchmark and chapter 12 export, and save it as ``cnn_mnist.npz``.
+
+    PYTHONPATH=. OPENBLAS_NUM_THREADS=1 .venv/bin/python examples/mcu/train_cnn.py   # about a minute on one core
+
+The architecture is the course's small CNN (issue 11): conv 3x3 1->8 (padding 1), batch norm, ReLU, 2x2 max pool;
+conv 3x3 8->16 (padding 1), batch norm, ReLU, 2x2 max pool; flatten (16*7*7 = 784); dense 784->10. 9,098 trainable
+parameters. It is trained on the 8,000 bundled MNIST training images (the 2,000 held-out images are never seen),
+with PyTorch on the CPU, because the library's own CNN layers (branch ``cnn``) were not merged when this file was
+made; the weights are plain arrays, so the model file does not depend on PyTorch. Adam, lr 3e-3 with cosine decay,
+batch 64, 15 epochs, light augmentation (random shifts of up to 2 pixels), seed 0.
+
+The file holds, for each layer, the arrays in the layout of this library's ops (conv weight (C_out, C_in, kH, kW),
+batch norm gamma, beta, running mean and variance, dense weight (out, in) like ``nn.Linear``), plus ``eps`` and a
+``provenance`` string with the settings and the held-out accuracy reached.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+OUT = Path(__file__).resolve().parents[2] / "autograd_lab" / "export" / "pretrained" / "cnn_mnist.npz"
+
+
+def main() -> int:
+    import torch
+    from torch import nn
+
+    from autograd_lab.data import load_bundled_mnist
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    data = load_bundled_mnist()
+    x = torch.from_numpy(data.x_train.reshape(-1, 1, 28, 28))
+    y = torch.from_numpy(data.y_train.astype(np.int64))
+    xt = torch.from_numpy(data.x_test.reshape(-1, 1, 28, 28))
+    yt = torch.from_numpy(data.y_test.astype(np.int64))
+    net = nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(784, 10))
+    epochs, batch = 15, 64
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs * (len(x) // batch + 1))
+    gen = torch.Generator().manual_seed(0)
+    for epoch in range(epochs):
+        net.train()
+        order = torch.randperm(len(x), generator=gen)
+        for i in range(0, len(x), batch):
+            idx = order[i:i + batch]
+            xb = x[idx]
+            dy, dx = (int(v) for v in torch.randint(-2, 3, (2,), generator=gen))
+            xb = torch.roll(xb, shifts=(dy, dx), dims=(2, 3))
+            loss = nn.functional.cross_entropy(net(xb), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        net.eval()
+        with torch.no_grad():
+            acc = float((net(xt).argmax(1) == yt).float().mean())
+        print(f"epoch {epoch + 1}: held-out accuracy {acc:.2%}")
+    conv1, bn1, _, _, conv2, bn2, _, _, _, fc = net
+    arrays = {
+        "conv1.weight": conv1.weight, "bn1.gamma": bn1.weight, "bn1.beta": bn1.bias,
+        "bn1.running_mean": bn1.running_mean, "bn1.running_var": bn1.running_var,
+        "conv2.weight": conv2.weight, "bn2.gamma": bn2.weight, "bn2.beta": bn2.bias,
+        "bn2.running_mean": bn2.running_mean, "bn2.running_var": bn2.running_var,
+        "fc.weight": fc.weight, "fc.bias": fc.bias,
+    }
+    out = {k: v.detach().numpy().astype(np.float32) for k, v in arrays.items()}
+    out["eps"] = np.float32(bn1.eps)
+    out["provenance"] = np.array(
+        f"examples/mcu/train_cnn.py: PyTorch {torch.__version__}, bundled MNIST 8000 train images, Adam lr 3e-3 "
+        f"cosine, batch 64, {epochs} epochs, shifts <= 2 px, seed 0; held-out accuracy {acc:.4f} (PyTorch eval)")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(OUT, **out)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
