@@ -45,6 +45,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                        help="drop probability after hidden layers")
     model.add_argument("--layer-norm", action="store_true",
                        help="put a LayerNorm after each hidden Linear (default: off)")
+    model.add_argument("--channels", type=int_at_least(1), nargs="+", default=d.channels, metavar="C",
+                       help="cnn: output channels of each conv block (each block halves the image)")
+    model.add_argument("--no-batch-norm", dest="batch_norm", action="store_false", default=d.batch_norm,
+                       help="cnn: no BatchNorm2d after the convolutions (default: with)")
     train = p.add_argument_group("training")
     train.add_argument("--epochs", type=int_at_least(1), default=d.epochs, help="passes over the training images")
     train.add_argument("--batch-size", type=int_at_least(1), default=d.batch_size, help="images per step")

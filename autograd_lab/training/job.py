@@ -54,6 +54,8 @@ class TrainConfig:
     activation: str = "relu"
     dropout: float = 0.0
     layer_norm: bool = False
+    channels: list[int] = field(default_factory=lambda: [8, 16])
+    batch_norm: bool = True
     optimizer: str = "sgd"
     momentum: float = 0.9
     weight_decay: float = 0.0
@@ -82,6 +84,9 @@ class TrainConfig:
                 fail(name, f"an integer ≥ {low}")
         if not self.hidden or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in self.hidden):
             fail("hidden", "a non-empty list of integers ≥ 1")
+        if not self.channels or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in self.channels):
+            fail("channels", "a non-empty list of integers ≥ 1")
         for name in ("val_fraction", "dropout", "momentum"):
             if not 0 <= getattr(self, name) < 1:
                 fail(name, "a number in [0, 1)")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from autograd_lab.nn.cnn import CNN
 from autograd_lab.nn.mlp import MLP
 from autograd_lab.nn.module import ModelFileError, Module, read_header
 
@@ -30,13 +31,23 @@ def _mlp(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Gene
                layer_norm=config.layer_norm, rng=rng)
 
 
+def _cnn(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
+    side = round(n_inputs ** 0.5)
+    if side * side != n_inputs:
+        raise ValueError(f"the cnn model needs square one-channel images, got {n_inputs} values per image")
+    return CNN(channels=config.channels, batch_norm=config.batch_norm, dropout=config.dropout,
+               image_shape=(1, side, side), n_classes=n_classes, rng=rng)
+
+
 #: name -> (builder, one line for ``--help``). Each model family registers itself here.
 MODELS: dict[str, tuple[Builder, str]] = {
     "mlp": (_mlp, "multilayer perceptron (--hidden, --activation, --dropout, --layer-norm)"),
+    "cnn": (_cnn, "convolutional network, conv-BN-ReLU-pool blocks then a Linear layer (--channels, "
+                  "--no-batch-norm, --dropout)"),
 }
 
 #: Saved class name -> the class that loads it (``Module.save`` records the class name).
-MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP}
+MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP, "CNN": CNN}
 
 
 def build_model(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
