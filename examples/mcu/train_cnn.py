@@ -5,13 +5,15 @@
 The architecture is the course's small CNN (issue 11): conv 3x3 1->8 (padding 1), batch norm, ReLU, 2x2 max pool;
 conv 3x3 8->16 (padding 1), batch norm, ReLU, 2x2 max pool; flatten (16*7*7 = 784); dense 784->10. 9,098 trainable
 parameters. It is trained on the 8,000 bundled MNIST training images (the 2,000 held-out images are never seen),
-with PyTorch on the CPU, because the library's own CNN layers (branch ``cnn``) were not merged when this file was
-made; the weights are plain arrays, so the model file does not depend on PyTorch. Adam, lr 3e-3 with cosine decay,
-batch 64, 15 epochs, light augmentation (random shifts of up to 2 pixels), seed 0.
+with PyTorch on the CPU: Adam, lr 3e-3 with cosine decay, batch 64, 15 epochs, light augmentation (random shifts of
+up to 2 pixels), seed 0. The weights are then loaded into this library's :class:`autograd_lab.nn.CNN` (the same
+architecture, parameter for parameter) and saved in the library's model format, with the settings, the PyTorch
+held-out accuracy and the library's own held-out accuracy in its ``meta``; the file does not depend on PyTorch.
 
-The file holds, for each layer, the arrays in the layout of this library's ops (conv weight (C_out, C_in, kH, kW),
-batch norm gamma, beta, running mean and variance, dense weight (out, in) like ``nn.Linear``), plus ``eps`` and a
-``provenance`` string with the settings and the held-out accuracy reached.
+Why PyTorch: the library's own trainer, ``autograd-lab train --dataset mnist-bundled --model cnn --epochs 15
+--optimizer adam --lr 2e-3 --augment-shift 2 --seed 0``, reached 97.55% held-out here (2026-12-01), below the 98.0%
+the microcontroller goal needs; it has no learning-rate decay, which this recipe uses. Replace this script by the
+library trainer once it reaches 98%.
 """
 
 from __future__ import annotations
@@ -66,21 +68,25 @@ def main() -> int:
             acc = float((net(xt).argmax(1) == yt).float().mean())
         print(f"epoch {epoch + 1}: held-out accuracy {acc:.2%}")
     conv1, bn1, _, _, conv2, bn2, _, _, _, fc = net
-    arrays = {
-        "conv1.weight": conv1.weight, "bn1.gamma": bn1.weight, "bn1.beta": bn1.bias,
-        "bn1.running_mean": bn1.running_mean, "bn1.running_var": bn1.running_var,
-        "conv2.weight": conv2.weight, "bn2.gamma": bn2.weight, "bn2.beta": bn2.bias,
-        "bn2.running_mean": bn2.running_mean, "bn2.running_var": bn2.running_var,
-        "fc.weight": fc.weight, "fc.bias": fc.bias,
-    }
-    out = {k: v.detach().numpy().astype(np.float32) for k, v in arrays.items()}
-    out["eps"] = np.float32(bn1.eps)
-    out["provenance"] = np.array(
-        f"examples/mcu/train_cnn.py: PyTorch {torch.__version__}, bundled MNIST 8000 train images, Adam lr 3e-3 "
-        f"cosine, batch 64, {epochs} epochs, shifts <= 2 px, seed 0; held-out accuracy {acc:.4f} (PyTorch eval)")
+    from autograd_lab.nn import CNN
+    from autograd_lab.training import predict
+
+    arrays = {"layers.0.weight": conv1.weight, "layers.1.weight": bn1.weight, "layers.1.bias": bn1.bias,
+              "layers.1.stats.mean": bn1.running_mean, "layers.1.stats.var": bn1.running_var,
+              "layers.4.weight": conv2.weight, "layers.5.weight": bn2.weight, "layers.5.bias": bn2.bias,
+              "layers.5.stats.mean": bn2.running_mean, "layers.5.stats.var": bn2.running_var,
+              "layers.9.weight": fc.weight, "layers.9.bias": fc.bias}
+    model = CNN(channels=(8, 16), batch_norm=True, rng=0)
+    model.load_state_dict({k: v.detach().numpy().astype(np.float32) for k, v in arrays.items()})
+    model.eval()
+    own = float(np.mean(predict(model, data.x_test) == data.y_test))
+    meta = {"made_by": "examples/mcu/train_cnn.py", "trained_with": f"PyTorch {torch.__version__} (CPU, 1 thread)",
+            "recipe": f"bundled MNIST 8000 train images, Adam lr 3e-3 cosine, batch 64, {epochs} epochs, "
+                      "shifts <= 2 px, seed 0", "held_out_accuracy_pytorch": acc, "held_out_accuracy": own,
+            "held_out": "the 2,000 bundled MNIST test images"}
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(OUT, **out)
-    print(f"wrote {OUT}")
+    model.save(OUT, meta=meta)
+    print(f"library CNN held-out accuracy {own:.2%}; wrote {OUT}")
     return 0
 
 

@@ -12,16 +12,23 @@ from autograd_lab import Variable
 from autograd_lab.export import build as b
 from autograd_lab.export import export_c, trace
 from autograd_lab.export.lower import lower
+from autograd_lab.export.pretrained import load_cnn, provenance
 from autograd_lab.export.quantize import accuracy_report, quantize_steps
 from autograd_lab.export.simulate import predict
 from autograd_lab.modes import eval_mode
 
-from .cnn_ops import load_pretrained_cnn
-
 
 @pytest.fixture(scope="module")
 def cnn():
-    return load_pretrained_cnn()
+    return load_cnn()
+
+
+def test_the_shipped_cnn_records_how_it_was_made(mnist, cnn):
+    meta = provenance()
+    assert meta["made_by"] == "examples/mcu/train_cnn.py"
+    with eval_mode():
+        logits = cnn(Variable.from_numpy(mnist.x_test)).data
+    assert float(np.mean(logits.argmax(axis=1) == mnist.y_test)) == pytest.approx(meta["held_out_accuracy"])
 
 
 def macro(header: str, name: str) -> int:
