@@ -21,9 +21,10 @@ from autograd_lab.export.names import RESERVED, NameTable, c_comment, c_identifi
 from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
-_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"], "dense_q8": ["activate"],
+_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
+                  "dense_q8": ["activate", "q8_common"],
                   "conv_f32": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom"],
-                  "conv_q8": ["activate", "dense_q8", "conv_geom"]}
+                  "conv_q8": ["activate", "q8_common", "conv_geom"]}
 _KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
@@ -362,18 +363,18 @@ class _Emitter:
         if s.kind == "conv":
             w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
-            patch = self.ref(s.scratch[0])
-            pixel = self.ref(s.scratch[1]) if len(s.scratch) > 1 else "NULL"
-            return (f"    al_conv_f32({x}, {w}, {b}, {y}, {patch}, {pixel}, &{geom}, {p['act']}, "
+            buffers = ", ".join(self.ref(t) for t in s.scratch)  # patch, patch2, pixel, pixel2
+            return (f"    al_conv_f32({x}, {w}, {b}, {y}, {buffers}, &{geom}, {p['act']}, "
                     f"{f32_literal(p['slope'])});")
         w = self.array(f"{name}_q8", p["words"], f"{name}: int8, {shape} as {p['mp']} rows of {p['kp']} (padded), "
                                                   "4 per word")
         scale = self.array(f"{name}_scale", p["scale"], "input scale x per-channel weight scale")
         xf, xq = ("NULL", x) if s.inputs[0].dtype == "q16" else (x, "NULL")
         yf, yq = (y, "NULL") if s.output.dtype == "f32" else ("NULL", y)
-        buffers = list(s.scratch)  # [float patch (float input only)], int8 patch, pixel, pooled pixel
+        buffers = list(s.scratch)  # [float patch (float input only)], int8 patch, window maximum of the sums
         fpatch = self.ref(buffers.pop(0)) if xf != "NULL" else "NULL"
-        qpatch, pixel, acc = (self.ref(t) for t in buffers)
+        qpatch, best = (self.ref(t) for t in buffers)
+        best = f"(int32_t *){best}"  # int32 sums in the word arena
         return (f"    al_conv_q8({xf}, {xq}, {f32_literal(p['in_inv_scale'])}, {w}, {scale}, {b}, {yf}, {yq}, "
-                f"{f32_literal(p['out_inv_scale'])}, {fpatch}, {qpatch}, {pixel}, {acc}, &{geom}, {p['kp']}, "
+                f"{f32_literal(p['out_inv_scale'])}, {fpatch}, {qpatch}, {best}, &{geom}, {p['kp']}, "
                 f"{p['mp']}, {p['act']}, {f32_literal(p['slope'])});")

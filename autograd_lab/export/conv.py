@@ -185,9 +185,9 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     for n in absorbed:
         lowering.fused.add(id(n))
         where += f" + {n.op_class} at node {n.index}"
-    scratch = [Tensor(f"{wt.name}_patch", (patch,), "act")]
-    if pool[0]:
-        scratch.append(Tensor(f"{wt.name}_pixel", (cout,), "act"))
+    # two patches and two pixels' sums: al_conv_f32 computes two window positions at once
+    scratch = [Tensor(f"{wt.name}_patch", (patch,), "act"), Tensor(f"{wt.name}_patch2", (patch,), "act"),
+               Tensor(f"{wt.name}_pixel", (cout,), "act"), Tensor(f"{wt.name}_pixel2", (cout,), "act")]
     step = Step("conv", [x], out, params, where, oh * ow * cout * patch, scratch=scratch)
     return lowering.emit_hwc(step, (cout, ph, pw))
 

@@ -153,8 +153,9 @@ def _conv_q8(s: Step, xq: Tensor | None, output: Tensor, s_x: float, out_inv: np
         bias[:m] = p["bias"]
     name = p["weight_name"]
     scratch = [] if xq is not None else [Tensor(f"{name}_fpatch", (k,), "act")]
-    scratch += [Tensor(f"{name}_qpatch", (kp // 2,), "act", dtype="q16"), Tensor(f"{name}_pixel", (m,), "act"),
-                Tensor(f"{name}_pooled", (m,), "act")]
+    # int8 patch (pair words), and the int32 sums: the pooling window's running maximum (mp words)
+    scratch += [Tensor(f"{name}_qpatch", (kp // 2,), "act", dtype="q16"),
+                Tensor(f"{name}_best", (mp,), "act", dtype="q16")]
     params = dict(p, kp=kp, mp=mp, wq=wq, words=pack_words(wq), scale=scale, bias=bias, out_inv_scale=out_inv,
                   in_inv_scale=np.float32(1 / s_x))
     return Step("conv_q8", [xq if xq is not None else s.inputs[0]], output, params, s.where + " (int8)", s.macs,

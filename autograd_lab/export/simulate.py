@@ -103,8 +103,7 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
         q = quantize_values(xs[0], p["inv_scale"])
         return np.pad(q, ((0, 0), (0, p["kp"] - p["k"])))
     if s.kind == "dense_q8":
-        acc = xs[0].astype(np.int64) @ np.asarray(p["wq"], dtype=np.int64).T
-        v = acc.astype(F32) * np.asarray(p["scale"], dtype=F32)
+        v = _int_matmul(xs[0], p["wq"]).astype(F32) * np.asarray(p["scale"], dtype=F32)
         if p["bias"] is not None:
             v = v + np.asarray(p["bias"], dtype=F32)
         v = activate(v, int(p["act"]), float(p["slope"]))
@@ -145,7 +144,15 @@ def _max_over_windows(y: np.ndarray, g: dict) -> np.ndarray:
     return acc
 
 
+def _int_matmul(q: np.ndarray, wq: np.ndarray) -> np.ndarray:
+    """Exact integer products q @ wq.T for int8-range values, through float64 BLAS: every partial sum is an integer
+    below 2**53 in magnitude (127 * 127 * k for k < 5e11), so float64 holds it exactly; returned as float64."""
+    return np.asarray(q, dtype=np.float64) @ np.asarray(wq, dtype=np.float64).T
+
+
 def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
+    if len(x) > 256 and s.kind in ("conv", "conv_q8"):  # bound the memory of the patch arrays
+        return np.concatenate([_conv_family(s, x[i:i + 256]) for i in range(0, len(x), 256)])
     p = s.params
     n = len(x)
     if s.kind == "to_chw":
@@ -174,12 +181,11 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
             q = _patches(x, g)
         else:
             q = quantize_values(_patches(x, g), p["in_inv_scale"])
-        q = np.pad(q, ((0, 0), (0, 0), (0, 0), (0, p["kp"] - p["k"])))
-        acc = q.astype(np.int64) @ np.asarray(p["wq"], dtype=np.int64).T
-        y = acc.astype(F32) * np.asarray(p["scale"], dtype=F32)
+        m, k = g["cout"], p["k"]  # the padding rows and columns of wq are zero: leave them out
+        y = _int_matmul(q, np.asarray(p["wq"])[:m, :k]).astype(F32) * np.asarray(p["scale"], dtype=F32)[:m]
         if p["bias"] is not None:
-            y = y + np.asarray(p["bias"], dtype=F32)
-        y = activate(y, int(p["act"]), float(p["slope"]))[..., :g["cout"]]
+            y = y + np.asarray(p["bias"], dtype=F32)[:m]
+        y = activate(y, int(p["act"]), float(p["slope"]))
     if g["pkh"]:
         y = _max_over_windows(y, g)
     y = y.reshape(n, -1)

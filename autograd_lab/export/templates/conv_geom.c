@@ -1,31 +1,54 @@
-/* The input pixel (iy, ix) a window position reads, or -1 when it falls on the zero padding. */
-static int al_pixel_offset(const al_conv_geom *g, int oy, int ox, int i, int j)
+/* Input offset of the first pixel of window row i for conv pixel (oy, ox), and how many of the row's kw pixels
+   lie left of the image (*lead) and inside it (*count); returns -1 when the whole row is in the zero padding. */
+static int al_window_row(const al_conv_geom *g, int oy, int ox, int i, int *lead, int *count)
 {
     const int iy = oy * g->sy - g->py + i;
-    const int ix = ox * g->sx - g->px + j;
-    if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {
+    const int ix = ox * g->sx - g->px;
+    int lo = ix < 0 ? -ix : 0;
+    int hi = ix + g->kw > g->w ? g->w - ix : g->kw;
+    if (iy < 0 || iy >= g->h || hi <= lo) {
         return -1;
     }
-    return iy * g->sh + ix * g->sw;
+    *lead = lo;
+    *count = hi - lo;
+    return iy * g->sh + (ix + lo) * g->sw;
 }
 
-/* Gather the receptive field of conv pixel (oy, ox) into p, in the order (kh, kw, c_in), zeros for padding. */
+/* Gather the receptive field of conv pixel (oy, ox) into p, in the order (kh, kw, c_in), zeros for padding.
+   When a pixel's channels are contiguous (HWC, or a single channel), the inside part of each window row is one
+   contiguous run of count * cin floats, copied with one loop. */
 static void al_patch_f32(const float *x, float *p, const al_conv_geom *g, int oy, int ox)
 {
-    int i, j, c;
+    const int runs = (g->cin == 1 && g->sw == 1) || (g->sc == 1 && g->sw == g->cin);
+    int i, j, c, lead = 0, count = 0;
     for (i = 0; i < g->kh; ++i) {
-        for (j = 0; j < g->kw; ++j) {
-            const int at = al_pixel_offset(g, oy, ox, i, j);
-            if (at < 0) {
-                for (c = 0; c < g->cin; ++c) {
-                    *p++ = 0.0f;
-                }
-            } else {
-                const float *s = x + at;
+        const int at = al_window_row(g, oy, ox, i, &lead, &count);
+        float *end = p + g->kw * g->cin;
+        if (at < 0) {
+            while (p != end) {
+                *p++ = 0.0f;
+            }
+            continue;
+        }
+        for (j = 0; j < lead * g->cin; ++j) {
+            *p++ = 0.0f;
+        }
+        if (runs) {
+            const float *s = x + at;
+            const float *stop = s + count * g->cin;
+            while (s != stop) {
+                *p++ = *s++;
+            }
+        } else {
+            for (j = 0; j < count; ++j) {
+                const float *s = x + at + j * g->sw;
                 for (c = 0; c < g->cin; ++c) {
                     *p++ = s[c * g->sc];
                 }
             }
+        }
+        while (p != end) {
+            *p++ = 0.0f;
         }
     }
 }
