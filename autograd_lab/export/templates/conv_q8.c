@@ -4,8 +4,23 @@
 static void al_patch_q16(const uint32_t *x, uint32_t *p, const al_conv_geom *g, int oy, int ox, int kp)
 {
     const int half = g->cin / 2;
+    const int iy = oy * g->sy - g->py, ix = ox * g->sx - g->px;
     uint32_t *end = p + kp / 2;
     int i, j, lead = 0, count = 0;
+    if (iy >= 0 && iy + g->kh <= g->h && ix >= 0 && ix + g->kw <= g->w) {
+        /* the whole window inside the image: kh runs of kw * cin / 2 words, no bounds to check */
+        const int run = g->kw * half;
+        const uint32_t *row = x + (iy * g->sh + ix * g->sw) / 2;
+        for (i = 0; i < g->kh; ++i, row += g->sh / 2) {
+            for (j = 0; j < run; ++j) {
+                *p++ = row[j];
+            }
+        }
+        while (p != end) {
+            *p++ = 0u;
+        }
+        return;
+    }
     for (i = 0; i < g->kh; ++i) {
         const int at = al_window_row(g, oy, ox, i, &lead, &count);
         uint32_t *row_end = p + g->kw * half;
