@@ -24,14 +24,18 @@ from autograd_lab.export.trace import Graph, Tensor
 _TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
                   "dense_q8": ["activate", "q8_common"],
                   "conv_f32": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom"],
-                  "conv_q8": ["activate", "q8_common", "conv_geom"]}
+                  "conv_q8": ["activate", "q8_common", "conv_geom"],
+                  "conv_f32_q8": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom", "conv_f32",
+                                  "q8_common"]}
 _KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
               "quantize": "dense_q8", "dense_q8": "dense_q8", "conv": "conv_f32", "conv_q8": "conv_q8",
+              "conv_to_q8": "conv_f32_q8",
               "max_pool": "pool_f32", "avg_pool": "pool_f32", "to_chw": "to_chw_f32"}
-_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "quantize", "dense_q8", "conv_q8"}
-_INT_KINDS = {"quantize", "dense_q8", "conv_q8"}
+_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "quantize", "dense_q8", "conv_q8",
+               "conv_to_q8"}
+_INT_KINDS = {"quantize", "dense_q8", "conv_q8", "conv_to_q8"}
 
 
 @dataclass
@@ -92,7 +96,7 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
         includes.append("#include <stdint.h>")
     if any(s.kind in _NEEDS_LIBM for s in steps):
         includes.append("#include <math.h>")
-    if any(s.kind in ("conv", "conv_q8", "max_pool", "avg_pool") for s in steps):
+    if any(s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool") for s in steps):
         includes.append("\n" + template("conv_geom_type").rstrip())  # the constants include layer geometries
     source = _source(ident, sizes, description, includes, emitter.constants,
                      plans["f32"].elements, plans["q16"].elements, kernels, "\n".join(calls))
@@ -334,7 +338,7 @@ class _Emitter:
             yf, yq = (y, "NULL") if s.output.dtype == "f32" else ("NULL", y)
             return head + (f"    al_dense_q8({x}, {w}, {scale}, {b}, {yf}, {yq}, {f32_literal(p['out_inv_scale'])}, "
                            f"{p['kp']}, {p['m']}, {p['mp']}, {p['act']}, {f32_literal(p['slope'])});")
-        if s.kind in ("conv", "conv_q8", "max_pool", "avg_pool"):
+        if s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool"):
             return head + self._conv_family(s, x, y)
         if s.kind == "to_chw":
             return head + f"    al_to_chw_f32({x}, {y}, {p['c']}, {p['h']}, {p['w']});"
@@ -365,7 +369,13 @@ class _Emitter:
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
             buffers = ", ".join(self.ref(t) for t in s.scratch)  # patch, patch2, pixel, pixel2
             return (f"    al_conv_f32({x}, {w}, {b}, {y}, {buffers}, &{geom}, {p['act']}, "
-                    f"{f32_literal(p['slope'])});")
+                    f"{f32_literal(p['slope'])}, 0, {g['ph']});")
+        if s.kind == "conv_to_q8":
+            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
+                           f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
+            buffers = ", ".join(self.ref(t) for t in s.scratch)  # row, patch, patch2, pixel, pixel2
+            return (f"    al_conv_f32_q8({x}, {w}, {b}, {y}, {f32_literal(p['out_inv_scale'])}, {buffers}, &{geom}, "
+                    f"{p['act']}, {f32_literal(p['slope'])});")
         w = self.array(f"{name}_q8", p["words"], f"{name}: int8, {shape} as {p['mp']} rows of {p['kp']} (padded), "
                                                   "4 per word")
         scale = self.array(f"{name}_scale", p["scale"], "input scale x per-channel weight scale")

@@ -33,6 +33,8 @@ from autograd_lab.export.simulate import predict, run_steps
 from autograd_lab.export.trace import Graph, Tensor
 
 QMAX = 127
+#: A conv with a float input and fewer patch values than this (a first layer, e.g. 3x3 on one channel) stays float32.
+FLOAT_FIRST_PATCH = 16
 
 
 def quantize_steps(graph: Graph, steps: list[Step], calibration: np.ndarray) -> list[Step]:
@@ -80,7 +82,18 @@ def quantize_steps(graph: Graph, steps: list[Step], calibration: np.ndarray) -> 
             g = s.params["geom"]
             words = g["ph"] * g["pw"] * g["cout"] // 2
             output = Tensor(f"{s.output.name}_q", (words,), "act", dtype="q16") if q_out else s.output
-            out.append(_conv_q8(s, quantized.get(id(s.inputs[0])), output, scales[id(s)], out_inv))
+            xq = quantized.get(id(s.inputs[0]))
+            if xq is None and int(s.params["k"]) < FLOAT_FIRST_PATCH:
+                # A conv reading floats through a small patch (a first layer) stays float32: quantizing each patch
+                # would cost more instructions than int8 saves, and its few weights are a few hundred bytes.
+                if q_out:
+                    row = Tensor(f"{s.params['weight_name']}_row", (g["pw"] * g["cout"],), "act")
+                    out.append(Step("conv_to_q8", s.inputs, output, dict(s.params, out_inv_scale=out_inv),
+                                    s.where + " (float32, int8 output)", s.macs, scratch=[row, *s.scratch]))
+                else:
+                    out.append(s)
+            else:
+                out.append(_conv_q8(s, xq, output, scales[id(s)], out_inv))
         if q_out:
             quantized[id(s.output)] = output
     return out

@@ -110,7 +110,7 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
         if s.output.dtype == "q16":
             return quantize_values(v, p["out_inv_scale"])
         return v[:, :p["m"]]
-    if s.kind in ("conv", "conv_q8", "max_pool", "avg_pool", "to_chw"):
+    if s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool", "to_chw"):
         return _conv_family(s, xs[0])
     raise AssertionError(f"no simulation for step kind {s.kind}")
 
@@ -151,7 +151,7 @@ def _int_matmul(q: np.ndarray, wq: np.ndarray) -> np.ndarray:
 
 
 def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
-    if len(x) > 256 and s.kind in ("conv", "conv_q8"):  # bound the memory of the patch arrays
+    if len(x) > 256 and s.kind in ("conv", "conv_q8", "conv_to_q8"):  # bound the memory of the patch arrays
         return np.concatenate([_conv_family(s, x[i:i + 256]) for i in range(0, len(x), 256)])
     p = s.params
     n = len(x)
@@ -171,7 +171,17 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
         if s.kind == "avg_pool":
             acc = acc * (F32(1) / F32(g["kh"] * g["kw"]))
         return acc.reshape(n, -1)
-    if s.kind == "conv":
+    if s.kind == "conv_to_q8":
+        # the C order exactly: each sum over the patch in order, float32 products and sums (never fused)
+        patches = _patches(x, g)
+        w = np.asarray(p["weight"], dtype=F32)
+        y = np.zeros((*patches.shape[:3], w.shape[0]), dtype=F32)
+        for i in range(w.shape[1]):
+            y = y + patches[..., i, None] * w[:, i]
+        if p["bias"] is not None:
+            y = y + np.asarray(p["bias"], dtype=F32)
+        y = activate(y, int(p["act"]), float(p["slope"]))
+    elif s.kind == "conv":
         y = _patches(x, g) @ np.asarray(p["weight"], dtype=F32).T
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)
@@ -189,7 +199,7 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
     if g["pkh"]:
         y = _max_over_windows(y, g)
     y = y.reshape(n, -1)
-    if s.kind == "conv_q8" and s.output.dtype == "q16":
+    if s.kind in ("conv_q8", "conv_to_q8") and s.output.dtype == "q16":
         return quantize_values(y, p["out_inv_scale"])
     return y
 

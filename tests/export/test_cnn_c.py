@@ -71,6 +71,10 @@ CASES = {
             Conv2DOp(padding=1)(AvgPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2))), fc)))(
         param(4, 1, 3, 3), param(6, 4, 3, 3), param(3, 6 * 6 * 6, scale=0.1))),
     "pooling straight on the input": ((3, 8, 8), lambda: (lambda: lambda x: MaxPool2DOp(2)(x))()),
+    "a small CNN: conv-ReLU-pool twice, flatten, dense": ((1, 12, 12), lambda: (
+        lambda w1, w2, fc, bias: lambda x: AddOp()(MatMulOp(transpose_b=True)(ReshapeOp((1, -1))(
+            MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2)))),
+            fc), bias))(param(4, 1, 3, 3), param(6, 4, 3, 3), param(3, 6 * 3 * 3, scale=0.2), param(3, name="b"))),
 }
 
 
@@ -83,7 +87,8 @@ def test_float_cnn_layers_match_numpy(run_in_c, case):
     np.testing.assert_allclose(out, expected_of(fn, x), rtol=1e-5, atol=2e-5)
 
 
-@pytest.mark.parametrize("case", ["stride 2, padding 1, 3 channels in", "conv, batch norm, ReLU, max pool fused",
+@pytest.mark.parametrize("case", ["stride 2, padding 1, 3 channels in",
+                                  "a small CNN: conv-ReLU-pool twice, flatten, dense",
                                   "max pool before ReLU, overlapping 3x3 stride 2 window"])
 def test_int8_cnn_layers_match_their_simulation_bit_for_bit(tmp_path, gcc, case):
     (c, h, w), make = CASES[case]
@@ -96,6 +101,8 @@ def test_int8_cnn_layers_match_their_simulation_bit_for_bit(tmp_path, gcc, case)
     calibration = np.concatenate([x, images(44, c, h, w).reshape(44, -1)])
     steps = quantize_steps(graph, lower(graph), calibration)
     assert any(s.kind == "conv_q8" for s in steps)
+    if case.startswith("a small CNN"):  # the first conv (3x3 on one channel) stays float and writes int8
+        assert [s.kind for s in steps][:2] == ["conv_to_q8", "conv_q8"]
     gen = graph_to_c(graph, "q", calibration=calibration)
     write_c(gen, tmp_path)
     out = b.run_host(b.build_host(tmp_path, "q", tmp_path / "build"), x, gen.output_size)

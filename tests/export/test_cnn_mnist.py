@@ -49,7 +49,9 @@ def test_float_cnn_in_c_matches_numpy_on_200_images(tmp_path, gcc, mnist, cnn):
 
 @pytest.mark.slow
 def test_int8_cnn_meets_the_accuracy_and_size_goals(tmp_path, gcc, mnist, cnn):
-    calibration = mnist.x_train[:1000]
+    # 98.00-98.05% for calibration samples of 300 to 8,000 training images (2026-12-01): on the goal line, so the
+    # test says which sample it uses
+    calibration = mnist.x_train[:2000]
     gen = export_c(cnn, (1, 784), tmp_path, "cnn8", calibration=calibration)
     assert macro(gen.header, "CNN8_FLASH_BYTES") <= 32 * 1024
     assert macro(gen.header, "CNN8_ARENA_BYTES") <= 16 * 1024
@@ -58,7 +60,7 @@ def test_int8_cnn_meets_the_accuracy_and_size_goals(tmp_path, gcc, mnist, cnn):
     int8_steps = quantize_steps(graph, float_steps, calibration)
     report = accuracy_report(graph, float_steps, int8_steps, mnist.x_test, mnist.y_test)
     print(report)
-    assert report.int8_accuracy >= 0.98
+    assert round(report.int8_accuracy * report.n) >= 0.98 * report.n
     assert report.int8_accuracy >= report.float_accuracy - 0.003
     # the simulation that scored it is the C build, bit for bit
     x = mnist.x_test[:200]

@@ -43,18 +43,19 @@ static void al_dense2_f32(const float *x0, const float *x1, const float *w, floa
    bias b (may be NULL) and apply the activation once per output. Taking the maximum before the bias and the
    activation gives the same bits as after them, because rounding x + b and the activation are monotonic.
    Two window positions are computed together (al_dense2_f32), so each weight is read once for two MACs.
-   y is channels last. patch and patch2 hold kh*kw*cin floats, pixel and pixel2 cout floats. */
+   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch and patch2 hold kh*kw*cin floats, pixel and pixel2 cout floats. */
+AL_LAYER
 static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *patch2,
-                        float *pixel, float *pixel2, const al_conv_geom *g, int act, float slope)
+                        float *pixel, float *pixel2, const al_conv_geom *g, int act, float slope, int oy0, int oy1)
 {
     const int k = g->kh * g->kw * g->cin;
     const int pool = g->pkh > 0;
     const int wh = pool ? g->pkh : 1, ww = pool ? g->pkw : 1;
     const int sy = pool ? g->psy : 1, sx = pool ? g->psx : 1;
     int oy, ox, c;
-    for (oy = 0; oy < g->ph; ++oy) {
+    for (oy = oy0; oy < oy1; ++oy) {
         for (ox = 0; ox < g->pw; ++ox) {
-            float *out = y + (oy * g->pw + ox) * g->cout;
+            float *out = y + ((oy - oy0) * g->pw + ox) * g->cout;
             const int n = wh * ww;
             int i;
             /* window positions two at a time (al_dense2_f32), the last one alone when n is odd */

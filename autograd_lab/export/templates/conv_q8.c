@@ -82,6 +82,7 @@ AL_NO_PRESCHEDULE static void al_dot_q8(const uint32_t *xq, const uint64_t *w, i
    with out_inv_scale into pair words (cout even). The maximum may be taken on the sums because scale[c] > 0 and
    every later step is monotonic, so it gives the same bits as pooling the finished values.
    fpatch (kh*kw*cin floats) is used only with float input; best holds mp int32 sums. */
+AL_LAYER
 static void al_conv_q8(const float *xf, const uint32_t *xq, float in_inv_scale, const uint64_t *w, const float *scale,
                        const float *b, float *y, uint32_t *yq, float out_inv_scale, float *fpatch, uint32_t *qpatch,
                        int32_t *best, const al_conv_geom *g, int kp, int mp, int act, float slope)
