@@ -113,7 +113,7 @@ def cnn_rows(data, tmp: Path) -> None:
                   "into predict, so no per-layer split)")
             continue
         for step, count in zip(steps, calls):
-            if step.kind in ("conv", "conv_q8"):
+            if step.kind in ("conv", "conv_q8", "conv_to_q8"):
                 print(f"    {step.where}: {step.macs:,} MACs, {count:,} instructions, {count / step.macs:.2f} per MAC")
             else:
                 print(f"    {step.kind}: {count:,} instructions")

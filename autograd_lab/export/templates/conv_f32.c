@@ -43,7 +43,8 @@ static void al_dense2_f32(const float *x0, const float *x1, const float *w, floa
    bias b (may be NULL) and apply the activation once per output. Taking the maximum before the bias and the
    activation gives the same bits as after them, because rounding x + b and the activation are monotonic.
    Two window positions are computed together (al_dense2_f32), so each weight is read once for two MACs.
-   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch and patch2 hold kh*kw*cin floats, pixel and pixel2 cout floats. */
+   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch and patch2
+   hold kh*kw*cin floats, pixel and pixel2 cout floats. */
 AL_LAYER
 static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *patch2,
                         float *pixel, float *pixel2, const al_conv_geom *g, int act, float slope, int oy0, int oy1)
