@@ -367,15 +367,15 @@ class _Emitter:
         if s.kind == "conv":
             w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
-            buffers = ", ".join(self.ref(t) for t in s.scratch)  # patch, patch2, pixel, pixel2
-            return (f"    al_conv_f32({x}, {w}, {b}, {y}, {buffers}, &{geom}, {p['act']}, "
+            f_buffers = ", ".join(self.ref(t) for t in s.scratch)  # patch, patch2, pixel, pixel2
+            return (f"    al_conv_f32({x}, {w}, {b}, {y}, {f_buffers}, &{geom}, {p['act']}, "
                     f"{f32_literal(p['slope'])}, 0, {g['ph']});")
         if s.kind == "conv_to_q8":
             w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
-            buffers = ", ".join(self.ref(t) for t in s.scratch)  # row, patch, patch2, pixel, pixel2
-            return (f"    al_conv_f32_q8({x}, {w}, {b}, {y}, {f32_literal(p['out_inv_scale'])}, {buffers}, &{geom}, "
-                    f"{p['act']}, {f32_literal(p['slope'])});")
+            row_buffers = ", ".join(self.ref(t) for t in s.scratch)  # row, patch, patch2, pixel, pixel2
+            return (f"    al_conv_f32_q8({x}, {w}, {b}, {y}, {f32_literal(p['out_inv_scale'])}, {row_buffers}, "
+                    f"&{geom}, {p['act']}, {f32_literal(p['slope'])});")
         w = self.array(f"{name}_q8", p["words"], f"{name}: int8, {shape} as {p['mp']} rows of {p['kp']} (padded), "
                                                   "4 per word")
         scale = self.array(f"{name}_scale", p["scale"], "input scale x per-channel weight scale")

@@ -176,8 +176,8 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
         patches = _patches(x, g)
         w = np.asarray(p["weight"], dtype=F32)
         y = np.zeros((*patches.shape[:3], w.shape[0]), dtype=F32)
-        for i in range(w.shape[1]):
-            y = y + patches[..., i, None] * w[:, i]
+        for col in range(w.shape[1]):
+            y = y + patches[..., col, None] * w[:, col]
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)
         y = activate(y, int(p["act"]), float(p["slope"]))
