@@ -71,6 +71,11 @@ CASES = {
             Conv2DOp(padding=1)(AvgPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2))), fc)))(
         param(4, 1, 3, 3), param(6, 4, 3, 3), param(3, 6 * 6 * 6, scale=0.1))),
     "pooling straight on the input": ((3, 8, 8), lambda: (lambda: lambda x: MaxPool2DOp(2)(x))()),
+    "one channel, 3x3, 2x2 pool (the direct kernel): 12 channels, no padding, odd pooled sizes": ((1, 12, 10), lambda: (
+        lambda w, bias: lambda x: ReLUOp()(MaxPool2DOp(2)(AddOp()(Conv2DOp()(x, w), bias))))(
+        param(12, 1, 3, 3), param(1, 12, 1, 1, name="bias"))),
+    "one channel, 3x3, padding 1, 2x2 pool, 8 channels": ((1, 10, 10), lambda: (
+        lambda w: lambda x: MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w))))(param(8, 1, 3, 3))),
     "a small CNN: conv-ReLU-pool twice, flatten, dense": ((1, 12, 12), lambda: (
         lambda w1, w2, fc, bias: lambda x: AddOp()(MatMulOp(transpose_b=True)(ReshapeOp((1, -1))(
             MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2)))),
