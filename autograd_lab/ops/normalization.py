@@ -102,6 +102,16 @@ class RunningStats:
         return f"RunningStats({self.num_features}, {self.mean.dtype})"
 
 
+def _channel_sum(a: np.ndarray) -> np.ndarray:
+    """Σ over every axis but 1, kept as (1, C) or (1, C, 1, 1). The batch axis goes first: adding whole contiguous
+    samples is vectorised, where one reduction over axes (0, 2, 3) walks the array in short strided runs (≈5x
+    slower for (64, 8, 28, 28) float32)."""
+    total = np.add.reduce(a, axis=0, keepdims=True)
+    if a.ndim == 4:
+        total = np.add.reduce(total, axis=(2, 3), keepdims=True)
+    return total
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -169,7 +179,6 @@ class BatchNormOp(Operator):
                         ("stats.var", self.stats.var)):
             if v.shape != (c,):
                 raise ValueError(f"BatchNormOp: {name} must have shape ({c},) (the channels of x), got {v.shape}")
-        axes = (0,) if x.ndim == 2 else (0, 2, 3)
         shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)  # per-channel values broadcast against x
         one = x.dtype.type(1)
         self._training = training = Engine.is_training
@@ -178,9 +187,10 @@ class BatchNormOp(Operator):
             if m < 2:
                 raise ValueError(f"BatchNormOp: training needs more than one value per channel to estimate a "
                                  f"variance, got {m} (use a larger batch, or eval_mode())")
-            mean = x.mean(axis=axes, keepdims=True)
+            inv_m = x.dtype.type(1 / m)
+            mean = _channel_sum(x) * inv_m
             xc = x - mean
-            var = np.add.reduce(np.square(xc), axis=axes, keepdims=True) / x.dtype.type(m)
+            var = _channel_sum(np.square(xc)) * inv_m
             self._rstd = one / np.sqrt(var + x.dtype.type(self.eps))
             self._xc = xc  # x̂ = xc·r is formed only where needed: one pass less per step
             self._update_stats(mean.reshape(c), var.reshape(c), m)
@@ -206,12 +216,11 @@ class BatchNormOp(Operator):
         x, gamma, _ = self.inputs
         xc, rstd = self._xc, self._rstd
         c = x.shape[1]
-        axes = (0,) if x.ndim == 2 else (0, 2, 3)
         shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
         # Per-channel sums first: dβ = Σ gy and dγ = Σ gy ⊙ x̂ = r Σ gy ⊙ xc. The input gradient reuses them, since
         # mean(ĝ) = γ dβ / m and mean(ĝ ⊙ x̂) = γ dγ / m, so dx = γ r (gy - dβ/m - x̂ dγ/m) costs three passes over x.
-        sum_gy = np.add.reduce(gy, axis=axes, keepdims=True)
-        sum_gy_xhat = np.add.reduce(gy * xc, axis=axes, keepdims=True) * rstd
+        sum_gy = _channel_sum(gy)
+        sum_gy_xhat = _channel_sum(gy * xc) * rstd
         grads: list[np.ndarray | None] = [None, None, None]
         if self.needs_grad(0):
             scale = gamma.reshape(shape) * rstd

@@ -33,6 +33,7 @@ from autograd_lab.optim.optimizer import Optimizer
 from autograd_lab.training.evaluate import evaluate, predict
 from autograd_lab.training.loop import History, fit, seeded_generators
 from autograd_lab.training.models import build_model
+from autograd_lab.training.schedule import SCHEDULES, CosineSchedule
 
 Log = Callable[[str], None]
 OPTIMIZERS = ("sgd", "adam")
@@ -50,6 +51,7 @@ class TrainConfig:
     epochs: int = 20
     batch_size: int = 64
     lr: float = 0.05
+    lr_schedule: str = "constant"
     hidden: list[int] = field(default_factory=lambda: [256])
     activation: str = "relu"
     dropout: float = 0.0
@@ -96,6 +98,8 @@ class TrainConfig:
             fail("weight_decay", "a number in [0, inf)")
         if self.clip_norm is not None and not 0 < self.clip_norm < math.inf:
             fail("clip_norm", "None or a number in (0, inf)")
+        if self.lr_schedule not in SCHEDULES:
+            fail("lr_schedule", f"one of {SCHEDULES}")
         if self.optimizer not in OPTIMIZERS:
             fail("optimizer", f"one of {OPTIMIZERS}")
         from autograd_lab.training.models import MODELS
@@ -176,6 +180,8 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     kwargs: dict[str, Any] = dict(epochs=config.epochs, batch_size=config.batch_size, rng=order_rng, x_val=x_val,
                                   y_val=y_val, clip_norm=config.clip_norm, augment_shift=config.augment_shift,
                                   progress=config.progress, log=log)
+    if config.lr_schedule == "cosine":
+        kwargs["callback"] = CosineSchedule(optimizer, -(-len(x_train) // config.batch_size), config.epochs)
     if config.detect_anomaly:
         with detect_anomaly():
             history = fit(model, optimizer, x_train, y_train, **kwargs)
