@@ -116,7 +116,7 @@ class Conv2DOp(Operator):
 
     Forward: X = im2col(xp) (N, C_in·kH·kW, L), L = H_out·W_out; Y = W X with W = w.reshape(C_out, -1), one GEMM
     batched over N. Backward (the chain rule through that product, as for MatMulOp):
-        dw = Σ_n gY_n X_nᵀ  (one tensordot),    dx = col2im(Wᵀ gY), with the padding cropped off.
+        dw = Σ_n gY_n X_nᵀ  (a batched GEMM),    dx = col2im(Wᵀ gY), with the padding cropped off.
 
     Args:
         stride: step between windows, an int or (sh, sw), each ≥ 1.
@@ -157,7 +157,9 @@ class Conv2DOp(Operator):
         g = gy.reshape(n, c_out, -1)  # (N, C_out, L)
         gx = gw = None
         if self.needs_grad(1):
-            gw = np.tensordot(g, self._cols, axes=([0, 2], [0, 2])).reshape(w.shape)
+            # Per-sample products summed over the batch; the transposed view goes to BLAS as a flag, where
+            # tensordot would first copy the whole column matrix into a (K, N·L) layout.
+            gw = np.add.reduce(np.matmul(g, self._cols.swapaxes(1, 2)), axis=0).reshape(w.shape)
         if self.needs_grad(0):
             dcols = np.matmul(w.reshape(c_out, -1).T, g)  # (K, C_out) @ (N, C_out, L) -> (N, K, L)
             ph, pw = self.padding

@@ -102,6 +102,16 @@ class RunningStats:
         return f"RunningStats({self.num_features}, {self.mean.dtype})"
 
 
+def _channel_sum(a: np.ndarray) -> np.ndarray:
+    """Σ over every axis but 1, kept as (1, C) or (1, C, 1, 1). The batch axis goes first: adding whole contiguous
+    samples is vectorised, where one reduction over axes (0, 2, 3) walks the array in short strided runs (≈5x
+    slower for (64, 8, 28, 28) float32)."""
+    total = np.add.reduce(a, axis=0, keepdims=True)
+    if a.ndim == 4:
+        total = np.add.reduce(total, axis=(2, 3), keepdims=True)
+    return total
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -146,7 +156,7 @@ class BatchNormOp(Operator):
     """
 
     training_dependent = True
-    _xhat: np.ndarray
+    _xc: np.ndarray
     _rstd: np.ndarray
     _training: bool
 
@@ -169,7 +179,6 @@ class BatchNormOp(Operator):
                         ("stats.var", self.stats.var)):
             if v.shape != (c,):
                 raise ValueError(f"BatchNormOp: {name} must have shape ({c},) (the channels of x), got {v.shape}")
-        axes = (0,) if x.ndim == 2 else (0, 2, 3)
         shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)  # per-channel values broadcast against x
         one = x.dtype.type(1)
         self._training = training = Engine.is_training
@@ -178,18 +187,21 @@ class BatchNormOp(Operator):
             if m < 2:
                 raise ValueError(f"BatchNormOp: training needs more than one value per channel to estimate a "
                                  f"variance, got {m} (use a larger batch, or eval_mode())")
-            mean = x.mean(axis=axes, keepdims=True)
+            inv_m = x.dtype.type(1 / m)
+            mean = _channel_sum(x) * inv_m
             xc = x - mean
-            var = (xc * xc).mean(axis=axes, keepdims=True)
+            var = _channel_sum(np.square(xc)) * inv_m
             self._rstd = one / np.sqrt(var + x.dtype.type(self.eps))
-            self._xhat = xc * self._rstd
+            self._xc = xc  # x̂ = xc·r is formed only where needed: one pass less per step
             self._update_stats(mean.reshape(c), var.reshape(c), m)
         else:
             mean = self.stats.mean.astype(x.dtype, copy=False).reshape(shape)
             self._rstd = one / np.sqrt(self.stats.var.astype(x.dtype, copy=False).reshape(shape)
                                        + x.dtype.type(self.eps))
-            self._xhat = (x - mean) * self._rstd
-        return self._xhat * gamma.reshape(shape) + beta.reshape(shape)
+            self._xc = x - mean
+        y = self._xc * (self._rstd * gamma.reshape(shape))
+        y += beta.reshape(shape)
+        return y
 
     def _update_stats(self, mean: np.ndarray, var: np.ndarray, m: int) -> None:
         """Replace the running estimates with new arrays (one someone else holds is never changed)."""
@@ -202,20 +214,26 @@ class BatchNormOp(Operator):
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         x, gamma, _ = self.inputs
-        xhat = self._xhat
+        xc, rstd = self._xc, self._rstd
         c = x.shape[1]
-        axes = (0,) if x.ndim == 2 else (0, 2, 3)
         shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
+        # Per-channel sums first: dβ = Σ gy and dγ = Σ gy ⊙ x̂ = r Σ gy ⊙ xc. The input gradient reuses them, since
+        # mean(ĝ) = γ dβ / m and mean(ĝ ⊙ x̂) = γ dγ / m, so dx = γ r (gy - dβ/m - x̂ dγ/m) costs three passes over x.
+        sum_gy = _channel_sum(gy)
+        sum_gy_xhat = _channel_sum(gy * xc) * rstd
         grads: list[np.ndarray | None] = [None, None, None]
         if self.needs_grad(0):
-            g = gy * gamma.reshape(shape)
+            scale = gamma.reshape(shape) * rstd
             if self._training:
-                grads[0] = self._rstd * (g - g.mean(axis=axes, keepdims=True)
-                                         - xhat * (g * xhat).mean(axis=axes, keepdims=True))
+                inv_m = x.dtype.type(c / x.size)
+                gx = gy * scale
+                gx -= xc * (scale * rstd * sum_gy_xhat * inv_m)
+                gx -= scale * sum_gy * inv_m
             else:
-                grads[0] = g * self._rstd
+                gx = gy * scale
+            grads[0] = gx
         if self.needs_grad(1):
-            grads[1] = (gy * xhat).sum(axis=axes)
+            grads[1] = sum_gy_xhat.reshape(c)
         if self.needs_grad(2):
-            grads[2] = gy.sum(axis=axes)
+            grads[2] = sum_gy.reshape(c)
         return grads

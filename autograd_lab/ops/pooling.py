@@ -67,28 +67,34 @@ class MaxPool2DOp(_Pool2D):
             stride below 1, or windows that do not tile the input exactly (see the module docstring).
     """
 
-    _argmax: np.ndarray
-
     def forward(self, x: np.ndarray) -> np.ndarray:
         self._prepare(x)
         rows, cols = self._slices[0]
         best = x[:, :, rows, cols].copy()
-        argmax = np.zeros(best.shape, dtype=np.intp)
-        for k, (rows, cols) in enumerate(self._slices[1:], start=1):
-            v = x[:, :, rows, cols]
-            better = v > best  # strictly greater: the first maximum in row-major order keeps the gradient
-            np.copyto(best, v, where=better)
-            argmax[better] = k
-        self._argmax = argmax
+        for rows, cols in self._slices[1:]:
+            np.maximum(best, x[:, :, rows, cols], out=best)
         return best
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        # The winner of each window is found again here rather than recorded in forward (a masked write per offset
+        # costs more than these boolean passes): scanning the offsets in row-major order, an input wins if it equals
+        # the window's maximum and no earlier input of its window did.
         (x,) = self.inputs
-        gx = np.zeros_like(x)
-        argmax = self._argmax
-        zero = gy.dtype.type(0)
-        for k, (rows, cols) in enumerate(self._slices):
-            gx[:, :, rows, cols] += np.where(argmax == k, gy, zero)
+        best = self.output
+        kh, kw = self.kernel_size
+        # Windows that tile the input without overlap cover every input exactly once: plain assignment, no zeroing.
+        exact = self.stride == self.kernel_size and x.shape[2] % kh == 0 and x.shape[3] % kw == 0
+        gx = np.empty_like(x) if exact else np.zeros_like(x)
+        free = np.ones(best.shape, dtype=bool)  # windows whose winner is not found yet
+        wins = np.empty(best.shape, dtype=bool)
+        for rows, cols in self._slices:
+            np.equal(x[:, :, rows, cols], best, out=wins)
+            wins &= free
+            free &= ~wins
+            if exact:
+                np.multiply(gy, wins, out=gx[:, :, rows, cols])
+            else:
+                gx[:, :, rows, cols] += gy * wins
         return [gx]
 
 

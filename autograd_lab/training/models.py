@@ -63,6 +63,19 @@ def build_model(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.rand
     return builder(config, n_inputs, n_classes, rng)
 
 
+def input_output_sizes(model: Module) -> tuple[int, int]:
+    """(values per flat input image, number of classes) of a model from this registry.
+
+    Raises:
+        TypeError: for a model class the registry does not know.
+    """
+    if isinstance(model, MLP):
+        return model.sizes[0], model.sizes[-1]
+    if isinstance(model, CNN):
+        return int(np.prod(model.image_shape)), model.n_classes
+    raise TypeError(f"input_output_sizes: unknown model class {type(model).__name__}")
+
+
 def load_model(path: Any) -> Module:
     """Load a model saved by ``autograd-lab train`` whatever its class.
 
