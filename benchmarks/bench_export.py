@@ -1,12 +1,19 @@
 """Benchmark of the generated C: instructions per multiply-accumulate, and a size table for Cortex-M3/M4F/M7.
 
-    .venv/bin/python benchmarks/bench_export.py            # needs gcc, valgrind, gcc-arm-none-eabi, qemu-system-arm
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_export.py [--cnn-only]   # gcc, valgrind, arm-none-eabi-gcc, QEMU
 
-Counts (goals from issue 4: host float <= 2, Cortex-M4 float <= 3 and int8 <= 1.5 instructions per MAC):
+Counts (goals: issue 4, MLP: host float <= 2, Cortex-M4 float <= 3 and int8 <= 1.5 instructions per MAC; issue 11,
+CNN conv layers on the Cortex-M4: float <= 3, int8 <= 2):
 * host: callgrind's instruction count inside ``<name>_predict`` (``--toggle-collect``), over 10 inferences;
 * Cortex-M4 (QEMU mps2-an386): one inference run with ``-singlestep -d nochain,exec``, so that QEMU logs every
   executed instruction, counted where the PC lies inside the model's functions (``<name>_predict`` and its kernels).
-The model is an MLP 784-128-10 (ReLU), float32 and int8; instruction counts do not depend on the weights' values.
+  For the CNN the trace is cut into the kernel calls ``<name>_predict`` makes (each maximal run of instructions
+  outside predict's own code is one call, in step order), so each conv layer gets its own count: everything the
+  layer executes (patch gathering, input quantization, the dense kernel, bias, activation, pooling, requantization)
+  divided by its real MACs (padding MACs not counted).
+The models: an MLP 784-128-10 (ReLU) with fixed random weights, and the shipped pretrained CNN
+(``autograd_lab.export.pretrained``), float32 and int8; instruction counts do not depend on the weights' values.
+Code size of the conv kernels: the ELF's symbol sizes of ``al_conv_*`` and the helpers it calls.
 """
 
 from __future__ import annotations
@@ -39,17 +46,22 @@ def host_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarr
     return total / (len(x) * macs)
 
 
-def m4_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarray, work: Path) -> float:
+def m4_trace(model_dir: Path, name: str, x: np.ndarray, work: Path) -> tuple[np.ndarray, list, dict[str, int]]:
+    """One inference on the Cortex-M4 board with QEMU logging every instruction: the PCs executed inside the
+    model's functions, predict's own address range, and the sizes (bytes) of the model's functions."""
     b.write_samples_header(model_dir / "samples.h", name, x[:1])
     elf, _ = b.build_mcu(model_dir, name, "m4f", work, model_dir / "samples.h")
-    ranges = []
+    ranges, sizes, own = [], {}, (0, 0)
     for line in b.run(["arm-none-eabi-nm", "-S", "--defined-only", str(elf)], "nm").stdout.decode().splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[2] in "tT" and (parts[3] == f"{name}_predict" or parts[3].startswith("al_")):
             start = int(parts[0], 16) & ~1
             ranges.append((start, start + int(parts[1], 16)))
+            sizes[parts[3]] = int(parts[1], 16)
+            if parts[3] == f"{name}_predict":
+                own = ranges[-1]
     log = work / "exec.log"
-    subprocess.run(["timeout", "300", "qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
+    subprocess.run(["timeout", "600", "qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
                     "-semihosting-config", "enable=on,target=native", "-kernel", str(elf), "-singlestep",
                     "-d", "nochain,exec", "-D", str(log)], capture_output=True, check=True)
     pcs = np.array([int(m.group(1), 16) for m in re.finditer(r"^Trace \S+ \S+ \[[0-9a-f]+/([0-9a-f]+)/",
@@ -58,11 +70,61 @@ def m4_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarray
     inside = np.zeros(len(pcs), dtype=bool)
     for lo, hi in ranges:
         inside |= (pcs >= lo) & (pcs < hi)
-    return int(inside.sum()) / macs
+    return pcs[inside], [own], sizes
+
+
+def m4_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarray, work: Path) -> float:
+    pcs, _, _ = m4_trace(model_dir, name, x, work)
+    return len(pcs) / macs
+
+
+def m4_calls(pcs: np.ndarray, own: tuple[int, int]) -> list[int]:
+    """Instruction counts of the calls predict makes: maximal runs of PCs outside predict's own code."""
+    outside = ~((pcs >= own[0]) & (pcs < own[1]))
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], outside.astype(np.int8), [0]])))
+    return [int(e - s) for s, e in zip(edges[0::2], edges[1::2])]
+
+
+def cnn_rows(data, tmp: Path) -> None:
+    from autograd_lab.export import lower, trace
+    from autograd_lab.export.pretrained import load_cnn
+    from autograd_lab.export.quantize import quantize_steps
+
+    model = load_cnn()
+    graph = trace(model, (1, 784))
+    print("\nCNN (shipped pretrained, conv 8 + conv 16, batch norm folded, ReLU and 2x2 max pool fused), one inference"
+          " on the Cortex-M4 (QEMU mps2-an386, instructions counted from QEMU's execution log):")
+    for kind, calibration in (("float32", None), ("int8", data.x_train[:1000])):
+        steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
+        model_dir = tmp / f"cnn_{kind}"
+        gen = export_c(model, (1, 784), model_dir, "cnn", calibration=calibration)
+        pcs, (own,), sizes = m4_trace(model_dir, "cnn", data.x_test[:1], model_dir / "m4")
+        calls = m4_calls(pcs, own)
+        kernel = "al_conv_f32" if calibration is None else "al_conv_q8"
+        conv_kernel = next((f for f in sizes if f.split(".")[0] == kernel), kernel)  # GCC may add .constprop.0
+        helpers = [f for f in sizes if f.startswith(("al_patch", "al_window", "al_dense", "al_quantize", "al_activate",
+                                                   "al_bias", "al_pack", "al_hi"))]
+        code = sizes.get(conv_kernel, 0) + sum(sizes[f] for f in helpers)
+        print(f"  {kind}: {len(pcs):,} instructions per inference ({len(pcs) / gen.macs:.2f} per MAC over "
+              f"{gen.macs:,} MACs); constants {gen.flash_bytes:,} B (header), arena {gen.arena_bytes:,} B; conv code "
+              f"{code:,} B ({conv_kernel} {sizes.get(conv_kernel, 0)} B + helpers {', '.join(sorted(helpers))})")
+        if len(calls) != len(steps):
+            print(f"    (the trace has {len(calls)} kernel calls for {len(steps)} steps: some kernel was inlined "
+                  "into predict, so no per-layer split)")
+            continue
+        for step, count in zip(steps, calls):
+            if step.kind in ("conv", "conv_q8", "conv_to_q8"):
+                print(f"    {step.where}: {step.macs:,} MACs, {count:,} instructions, {count / step.macs:.2f} per MAC")
+            else:
+                print(f"    {step.kind}: {count:,} instructions")
 
 
 def main() -> int:
     data = load_bundled_mnist()
+    if "--cnn-only" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            cnn_rows(data, Path(tmp))
+        return 0
     model = MLP([784, 128, 10], rng=0)
     x = data.x_test[:10]
     print("Generated C for MLP 784-128-10 (ReLU); OPENBLAS_NUM_THREADS=1 (NumPy is not timed here).")
@@ -80,6 +142,8 @@ def main() -> int:
             for target in ("m3", "m4f", "m7"):
                 s = b.model_sizes(model_dir, "mnist", target, model_dir / f"size_{target}")
                 rows.append((target, kind, s.flash, s.ram, s.stack))
+    with tempfile.TemporaryDirectory() as tmp:
+        cnn_rows(data, Path(tmp))
     print("\nSize of the model object (arm-none-eabi-gcc -O2; flash = text + data, RAM = data + bss, stack = "
           "predict + deepest kernel from -fstack-usage):")
     print(f"{'target':8s} {'model':8s} {'flash B':>9s} {'RAM B':>7s} {'stack B':>8s}")

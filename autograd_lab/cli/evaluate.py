@@ -46,8 +46,11 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, DataError) as exc:
         print(f"autograd-lab evaluate: error: {exc}", file=sys.stderr)
         return 1
-    if data.x_test.shape[1] != model.sizes[0] or len(data.class_names) != model.sizes[-1]:
-        raise UsageError(f"the model maps {model.sizes[0]} inputs to {model.sizes[-1]} classes, but {data.name} has "
+    from autograd_lab.training.models import input_output_sizes
+
+    n_inputs, n_classes = input_output_sizes(model)
+    if data.x_test.shape[1] != n_inputs or len(data.class_names) != n_classes:
+        raise UsageError(f"the model maps {n_inputs} inputs to {n_classes} classes, but {data.name} has "
                          f"{data.x_test.shape[1]} pixels and {len(data.class_names)} classes")
     loss, acc = evaluate(model, data.x_test, data.y_test, batch_size=args.batch_size)
     result = {"model": str(args.model), "dataset": data.name, "source": data.source, "images": len(data.y_test),

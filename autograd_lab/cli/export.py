@@ -51,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"autograd-lab export-c: note: --name {args.name!r} is not a usable C identifier "
               f"({rename_reason(args.name, ident)}); the model is named {ident!r}", file=sys.stderr)
     try:
-        graph = trace(model, (1, model.sizes[0]))
+        from autograd_lab.training.models import input_output_sizes
+
+        graph = trace(model, (1, input_output_sizes(model)[0]))  # an MLP or a CNN: both read flat images
         data = load_bundled_mnist()
         calibration = data.x_train[:args.calibration] if args.int8 else None
         steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)

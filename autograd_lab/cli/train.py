@@ -10,6 +10,7 @@ from autograd_lab.cli import HelpFormatter, float_in, int_at_least
 from autograd_lab.training.job import OPTIMIZERS, TrainConfig
 from autograd_lab.training.loop import ENGINES
 from autograd_lab.training.models import MODELS
+from autograd_lab.training.schedule import SCHEDULES
 
 DATASETS = ("mnist", "fashion-mnist", "mnist-bundled")
 
@@ -49,11 +50,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                        help="drop probability after hidden layers")
     model.add_argument("--layer-norm", action="store_true",
                        help="put a LayerNorm after each hidden Linear (default: off)")
+    model.add_argument("--channels", type=int_at_least(1), nargs="+", default=d.channels, metavar="C",
+                       help="cnn: output channels of each conv block (each block halves the image)")
+    model.add_argument("--no-batch-norm", dest="batch_norm", action="store_false", default=d.batch_norm,
+                       help="cnn: no BatchNorm2d after the convolutions (default: with)")
     train = p.add_argument_group("training")
     train.add_argument("--epochs", type=int_at_least(1), default=d.epochs, help="passes over the training images")
     train.add_argument("--batch-size", type=int_at_least(1), default=d.batch_size, help="images per step")
     train.add_argument("--lr", "--learning-rate", dest="lr", type=float_in(0, low_open=True), default=d.lr,
                        help="learning rate")
+    train.add_argument("--lr-schedule", choices=SCHEDULES, default=d.lr_schedule,
+                       help="constant, or cosine: from --lr down to 0 over the run, step by step")
     train.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer, help="update rule")
     train.add_argument("--momentum", type=float_in(0, 1, high_open=True), default=d.momentum, help="SGD momentum")
     train.add_argument("--weight-decay", type=float_in(0), default=d.weight_decay, help="L2 weight decay")

@@ -21,12 +21,21 @@ from autograd_lab.export.names import RESERVED, NameTable, c_comment, c_identifi
 from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
-_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"], "dense_q8": ["activate"]}
+_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
+                  "dense_q8": ["activate", "q8_common"],
+                  "conv_f32": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom"],
+                  "conv_q8": ["activate", "q8_common", "conv_geom"],
+                  "conv_f32_q8": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom", "conv_f32",
+                                  "q8_common"]}
 _KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
-              "quantize": "dense_q8", "dense_q8": "dense_q8"}
-_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "quantize", "dense_q8"}
+              "quantize": "dense_q8", "dense_q8": "dense_q8", "conv": "conv_f32", "conv_q8": "conv_q8",
+              "conv_to_q8": "conv_f32_q8",
+              "max_pool": "pool_f32", "avg_pool": "pool_f32", "to_chw": "to_chw_f32"}
+_NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "quantize", "dense_q8", "conv_q8",
+               "conv_to_q8"}
+_INT_KINDS = {"quantize", "dense_q8", "conv_q8", "conv_to_q8"}
 
 
 @dataclass
@@ -83,10 +92,12 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
     io = (str(graph.input.shape), str(out.shape))
     header = _header(ident, io, sizes, description)
     includes = ["#include <stddef.h>"]
-    if any(s.kind in ("quantize", "dense_q8") for s in steps):
+    if any(s.kind in _INT_KINDS for s in steps):
         includes.append("#include <stdint.h>")
     if any(s.kind in _NEEDS_LIBM for s in steps):
         includes.append("#include <math.h>")
+    if any(s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool") for s in steps):
+        includes.append("\n" + template("conv_geom_type").rstrip())  # the constants include layer geometries
     source = _source(ident, sizes, description, includes, emitter.constants,
                      plans["f32"].elements, plans["q16"].elements, kernels, "\n".join(calls))
     return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
@@ -327,4 +338,53 @@ class _Emitter:
             yf, yq = (y, "NULL") if s.output.dtype == "f32" else ("NULL", y)
             return head + (f"    al_dense_q8({x}, {w}, {scale}, {b}, {yf}, {yq}, {f32_literal(p['out_inv_scale'])}, "
                            f"{p['kp']}, {p['m']}, {p['mp']}, {p['act']}, {f32_literal(p['slope'])});")
+        if s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool"):
+            return head + self._conv_family(s, x, y)
+        if s.kind == "to_chw":
+            return head + f"    al_to_chw_f32({x}, {y}, {p['c']}, {p['h']}, {p['w']});"
         raise AssertionError(f"no C for step kind {s.kind}")
+
+    def geometry(self, name: str, geom: dict[str, int]) -> str:
+        """Add a ``static const al_conv_geom`` and return its identifier."""
+        from autograd_lab.export.conv import GEOM_FIELDS
+
+        ident = self.names.unique(name)
+        values = ", ".join(str(int(geom[f])) for f in GEOM_FIELDS)
+        self.constants.append(f"/* {', '.join(GEOM_FIELDS)} */\nstatic const al_conv_geom {ident} = {{{values}}};")
+        self.flash_bytes += 4 * len(GEOM_FIELDS)
+        return ident
+
+    def _conv_family(self, s: Step, x: str, y: str) -> str:
+        p = s.params
+        g = p["geom"]
+        if s.kind in ("max_pool", "avg_pool"):
+            geom = self.geometry(f"{s.output.name}_geom", g)
+            return f"    al_pool_f32({x}, {y}, &{geom}, {int(s.kind == 'avg_pool')});"
+        name = p["weight_name"]
+        geom = self.geometry(f"{name}_geom", g)
+        b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
+        shape = f"{g['cout']} x {g['cin']} x {g['kh']} x {g['kw']}"
+        if s.kind == "conv":
+            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
+                           f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
+            f_buffers = ", ".join(self.ref(t) for t in s.scratch)  # patch, patch2, pixel, pixel2
+            return (f"    al_conv_f32({x}, {w}, {b}, {y}, {f_buffers}, &{geom}, {p['act']}, "
+                    f"{f32_literal(p['slope'])}, 0, {g['ph']});")
+        if s.kind == "conv_to_q8":
+            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
+                           f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
+            row_buffers = ", ".join(self.ref(t) for t in s.scratch)  # row, patch, patch2, pixel, pixel2
+            return (f"    al_conv_f32_q8({x}, {w}, {b}, {y}, {f32_literal(p['out_inv_scale'])}, {row_buffers}, "
+                    f"&{geom}, {p['act']}, {f32_literal(p['slope'])});")
+        w = self.array(f"{name}_q8", p["words"], f"{name}: int8, {shape} as {p['mp']} rows of {p['kp']} (padded), "
+                                                  "4 per word")
+        scale = self.array(f"{name}_scale", p["scale"], "input scale x per-channel weight scale")
+        xf, xq = ("NULL", x) if s.inputs[0].dtype == "q16" else (x, "NULL")
+        yf, yq = (y, "NULL") if s.output.dtype == "f32" else ("NULL", y)
+        buffers = list(s.scratch)  # [float patch (float input only)], int8 patch, window maximum of the sums
+        fpatch = self.ref(buffers.pop(0)) if xf != "NULL" else "NULL"
+        qpatch, best = (self.ref(t) for t in buffers)
+        best = f"(int32_t *){best}"  # int32 sums in the word arena
+        return (f"    al_conv_q8({xf}, {xq}, {f32_literal(p['in_inv_scale'])}, {w}, {scale}, {b}, {yf}, {yq}, "
+                f"{f32_literal(p['out_inv_scale'])}, {fpatch}, {qpatch}, {best}, &{geom}, {p['kp']}, "
+                f"{p['mp']}, {p['act']}, {f32_literal(p['slope'])});")

@@ -31,6 +31,7 @@ class Step:
     params: dict[str, Any] = field(default_factory=dict)
     where: str = ""
     macs: int = 0
+    scratch: list[Tensor] = field(default_factory=list)  # buffers the kernel needs during this step only
 
     @property
     def in_place_ok(self) -> bool:
@@ -45,34 +46,165 @@ def lower(graph: Graph) -> list[Step]:
 
     Raises:
         ExportError: naming the op and node, for shapes the kernels do not handle (matmul with batch axes, broadcast
-            needing more than 3 axes).
+            needing more than 3 axes, a conv on a batch of images), an unsupported conv or pool configuration, or a
+            batch norm that does not follow a conv or dense layer.
     """
-    steps: list[Step] = []
-    fused: set[int] = set()
-    for node in graph.nodes:
-        if id(node) in fused:
-            continue
-        where = f"{node.op_class} at node {node.index} ({node.output.name!r})"
+    return Lowering(graph).run()
+
+
+class Lowering:
+    """The state of one lowering pass: steps so far, fused nodes, and which tensors are stored channels last."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.steps: list[Step] = []
+        self.fused: set[int] = set()
+        self.view_of: dict[int, Tensor] = {}  # reshape output id -> the tensor holding its data (reshape is free)
+        self.hwc: dict[int, tuple[int, int, int]] = {}  # tensor id -> (C, H, W) of data stored channels last
+        self._chw: dict[tuple[int, tuple[int, ...]], Tensor] = {}
+
+    def run(self) -> list[Step]:
+        from autograd_lab.export.conv import lower_conv, lower_pool
+
+        for node in self.graph.nodes:
+            if id(node) in self.fused:
+                continue
+            where = f"{node.op_class} at node {node.index} ({node.output.name!r})"
+            if node.kind == "reshape":
+                self._reshape(node)
+                continue
+            if node.kind in ("conv2d", "max_pool2d", "avg_pool2d"):
+                node = self._resolved(node, keep_hwc=True)
+                self.steps.append(lower_conv(self, node, where) if node.kind == "conv2d"
+                                  else lower_pool(self, node, where))
+                continue
+            if node.kind == "batch_norm":
+                raise ExportError(f"{where}: the exporter folds batch norm into the conv or dense layer right before "
+                                  "it, and this one follows something else")
+            if node.kind in _ELEMENTWISE:
+                node = self._resolved(node, keep_hwc=True)
+                if node.inputs[0].shape == node.output.shape and self.is_hwc(node.inputs[0]):
+                    self.hwc[id(node.output)] = self.hwc[id(node.inputs[0])]
+            elif node.kind == "matmul":
+                node = self._resolved(node, keep_hwc=True)
+            else:
+                node = self._resolved(node, keep_hwc=False)
+            step = self._plain(node, where)
+            if step.output is self.graph.output and self.is_hwc(step.output):
+                # an elementwise op on channels-last data is the model's output: compute, then reorder
+                del self.hwc[id(step.output)]
+                tmp = Tensor(f"{step.output.name}_hwc", step.output.shape, "act")
+                self.hwc[id(tmp)] = self.hwc_of(step.inputs[0])
+                step.output = tmp
+                self.steps.append(step)
+                self.steps.append(self._to_chw_step(tmp, self.graph.output))
+                continue
+            self.steps.append(step)
+        for step in self.steps:
+            step.inputs = [self.storage(t) for t in step.inputs]
+        return self.steps
+
+    # -- layouts -------------------------------------------------------------------------------------------------
+    def is_hwc(self, t: Tensor) -> bool:
+        """Whether ``t``'s data is stored channels last."""
+        return id(t) in self.hwc
+
+    def hwc_of(self, t: Tensor) -> tuple[int, int, int]:
+        return self.hwc[id(t)]
+
+    def emit_hwc(self, step: Step, chw: tuple[int, int, int]) -> Step:
+        """Mark a conv/pool step's output as channels last; if it is the model's output, write it to a temporary
+        and return the step, queueing a reorder into the caller's NCHW output after it."""
+        out = step.output
+        if out is self.graph.output and chw[0] > 1:
+            tmp = Tensor(f"{out.name}_hwc", out.shape, "act")
+            self.hwc[id(tmp)] = chw
+            step.output = tmp
+            self.steps.append(step)
+            return self._to_chw_step(tmp, out)
+        if chw[0] > 1:
+            self.hwc[id(out)] = chw
+        return step
+
+    def _to_chw_step(self, src: Tensor, dst: Tensor) -> Step:
+        c, h, w = self.hwc[id(src)]
+        return Step("to_chw", [src], dst, {"c": c, "h": h, "w": w}, f"NCHW order of {src.name!r}")
+
+    def _chw_copy(self, t: Tensor, shape: tuple[int, ...]) -> Tensor:
+        key = (id(self.storage(t)), shape)
+        if key not in self._chw:
+            new = Tensor(f"{t.name}_chw", shape, "act")
+            self.steps.append(self._to_chw_step(t, new))
+            self._chw[key] = new
+        return self._chw[key]
+
+    def _reshape(self, node: Node) -> None:
+        src = node.inputs[0]
+        if node.output is self.graph.output:
+            if self.is_hwc(src):
+                self.steps.append(self._to_chw_step(src, node.output))
+            else:
+                self.steps.append(Step("to_chw", [src], node.output, {"c": 1, "h": 1, "w": node.output.size},
+                                       f"copy of {src.name!r}"))
+            return
+        # A flatten of channels-last data stays channels last (the next dense layer permutes its weights);
+        # reshaping it into another image shape needs the NCHW order.
+        if self.is_hwc(src) and len(node.output.shape) != 2:
+            src = self._chw_copy(src, src.shape)
+        if self.is_hwc(src):
+            self.hwc[id(node.output)] = self.hwc_of(src)
+        # The reshape's output tensor stands for the same data under its new shape (a view): the shape guides the
+        # lowering of its readers, and the steps read the source tensor (see storage()).
+        self.view_of[id(node.output)] = self.storage(src)
+
+    def storage(self, t: Tensor) -> Tensor:
+        """The tensor whose buffer holds ``t``'s data (``t`` itself unless it is a reshape's view)."""
+        return self.view_of.get(id(t), t)
+
+    def _resolved(self, node: Node, keep_hwc: bool) -> Node:
+        """The node with channels-last inputs replaced by NCHW copies unless ``keep_hwc``."""
+        if keep_hwc or not any(self.is_hwc(t) for t in node.inputs):
+            return node
+        inputs = [self._chw_copy(t, t.shape) if self.is_hwc(t) else t for t in node.inputs]
+        return Node(node.index, node.kind, node.op_class, inputs, node.output, node.attrs)
+
+    def sole_consumer(self, t: Tensor) -> Node | None:
+        """The only node that reads ``t`` when ``t`` is not the model's output, else None."""
+        return _sole_consumer(self.graph, t)
+
+    # -- everything but conv and pooling ---------------------------------------------------------------------------
+    def _plain(self, node: Node, where: str) -> Step:
         if node.kind == "matmul":
+            a = node.inputs[0]
+            if self.is_hwc(a):
+                if not (node.inputs[1].kind == "const" and len(a.shape) == 2 and not node.attrs.get("transpose_a")):
+                    node = Node(node.index, node.kind, node.op_class,
+                                [self._chw_copy(a, a.shape), node.inputs[1]], node.output, node.attrs)
             step = _matmul(node, where)
             if step.kind == "dense":
-                _fuse_epilogue(graph, step, fused)
-        elif node.kind == "add":
-            step = _add(node, where)
-        elif node.kind in ("softmax", "log_softmax"):
-            step = _softmax(node, where)
-        elif node.kind == "layer_norm":
+                if self.is_hwc(step.inputs[0]):
+                    from autograd_lab.export.conv import hwc_permutation
+
+                    perm = hwc_permutation(*self.hwc_of(step.inputs[0]))
+                    step.params["weight"] = np.ascontiguousarray(step.params["weight"][:, perm])
+                _fuse_epilogue(self.graph, step, self.fused)
+            return step
+        if node.kind == "add":
+            return _add(node, where)
+        if node.kind in ("softmax", "log_softmax"):
+            return _softmax(node, where)
+        if node.kind == "layer_norm":
             x = node.inputs[0]
             n = x.shape[-1]
-            step = Step("layer_norm", node.inputs, node.output,
+            return Step("layer_norm", node.inputs, node.output,
                         {"rows": x.size // n, "n": n, "eps": float(node.attrs.get("eps", 1e-5))}, where)
-        elif node.kind == "leaky_relu":
-            step = Step("leaky_relu", node.inputs, node.output,
+        if node.kind == "leaky_relu":
+            return Step("leaky_relu", node.inputs, node.output,
                         {"n": node.output.size, "slope": float(node.attrs["slope"])}, where)
-        else:
-            step = Step(node.kind, node.inputs, node.output, {"n": node.output.size}, where)
-        steps.append(step)
-    return steps
+        return Step(node.kind, node.inputs, node.output, {"n": node.output.size}, where)
+
+
+_ELEMENTWISE = frozenset({"relu", "leaky_relu", "sigmoid", "tanh"})
 
 
 def _as_matrix(t: Tensor, transpose: bool, left: bool, where: str) -> tuple[int, int, int, int]:

@@ -2,10 +2,10 @@
 
 A tensor lives from the step that writes it to the last step that reads it. Two tensors may share memory exactly when
 their lifetimes do not overlap (a step's inputs and output overlap at that step, so an output never lands on an input
-unless the step works in place). Offsets are found greedily: the largest buffers first, each at the lowest offset
-that does not collide with an already placed buffer whose lifetime overlaps (the classic "greedy by size" heuristic
-for static memory planning; see e.g. Pisarchyk & Lee, "Efficient Memory Management for Deep Neural Net Inference",
-arXiv:2001.03288, 2020).
+unless the step works in place; a kernel's scratch buffers live during their step only). Offsets are found greedily:
+the largest buffers first, each at the lowest offset that does not collide with an already placed buffer whose
+lifetime overlaps (the classic "greedy by size" heuristic for static memory planning; see e.g. Pisarchyk & Lee,
+"Efficient Memory Management for Deep Neural Net Inference", arXiv:2001.03288, 2020).
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def plan_arena(steps: list[Step], pool: str, exclude: set[int]) -> ArenaPlan:
         for t in step.inputs:
             if id(t) in first:
                 last[id(t)] = i
+        for t in step.scratch:  # a kernel's scratch buffer lives during its step only
+            if t.dtype == pool:
+                first[id(t)] = last[id(t)] = i
+                tensors[id(t)] = t
         out = step.output
         if out.dtype != pool or id(out) in exclude:
             continue

@@ -103,15 +103,105 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
         q = quantize_values(xs[0], p["inv_scale"])
         return np.pad(q, ((0, 0), (0, p["kp"] - p["k"])))
     if s.kind == "dense_q8":
-        acc = xs[0].astype(np.int64) @ np.asarray(p["wq"], dtype=np.int64).T
-        v = acc.astype(F32) * np.asarray(p["scale"], dtype=F32)
+        v = _int_matmul(xs[0], p["wq"]).astype(F32) * np.asarray(p["scale"], dtype=F32)
         if p["bias"] is not None:
             v = v + np.asarray(p["bias"], dtype=F32)
         v = activate(v, int(p["act"]), float(p["slope"]))
         if s.output.dtype == "q16":
             return quantize_values(v, p["out_inv_scale"])
         return v[:, :p["m"]]
+    if s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool", "to_chw"):
+        return _conv_family(s, xs[0])
     raise AssertionError(f"no simulation for step kind {s.kind}")
+
+
+def patch_index(g: dict, size: int) -> np.ndarray:
+    """Element indices (oh, ow, kh*kw*cin) of every conv pixel's patch, in the order of ``al_patch_f32``; padding
+    points at index ``size`` (a zero appended to the input)."""
+    oy = np.arange(g["oh"])[:, None, None, None, None] * g["sy"] - g["py"]
+    ox = np.arange(g["ow"])[None, :, None, None, None] * g["sx"] - g["px"]
+    iy = oy + np.arange(g["kh"])[None, None, :, None, None]
+    ix = ox + np.arange(g["kw"])[None, None, None, :, None]
+    c = np.arange(g["cin"])[None, None, None, None, :]
+    idx = c * g["sc"] + iy * g["sh"] + ix * g["sw"]
+    inside = (iy >= 0) & (iy < g["h"]) & (ix >= 0) & (ix < g["w"])
+    return np.where(inside, idx, size).reshape(g["oh"], g["ow"], -1)
+
+
+def _patches(x: np.ndarray, g: dict) -> np.ndarray:
+    ext = np.concatenate([x, np.zeros((len(x), 1), dtype=x.dtype)], axis=1)
+    return ext[:, patch_index(g, x.shape[1])]
+
+
+def _max_over_windows(y: np.ndarray, g: dict) -> np.ndarray:
+    """Fused max pool of conv pixels y (N, oh, ow, cout), window positions in row-major order, as the C loop."""
+    acc = None
+    for dy in range(g["pkh"]):
+        for dx in range(g["pkw"]):
+            t = y[:, dy:dy + g["psy"] * (g["ph"] - 1) + 1:g["psy"], dx:dx + g["psx"] * (g["pw"] - 1) + 1:g["psx"]]
+            acc = t if acc is None else np.where(t > acc, t, acc)
+    assert acc is not None
+    return acc
+
+
+def _int_matmul(q: np.ndarray, wq: np.ndarray) -> np.ndarray:
+    """Exact integer products q @ wq.T for int8-range values, through float64 BLAS: every partial sum is an integer
+    below 2**53 in magnitude (127 * 127 * k for k < 5e11), so float64 holds it exactly; returned as float64."""
+    return np.asarray(q, dtype=np.float64) @ np.asarray(wq, dtype=np.float64).T
+
+
+def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
+    if len(x) > 256 and s.kind in ("conv", "conv_q8", "conv_to_q8"):  # bound the memory of the patch arrays
+        return np.concatenate([_conv_family(s, x[i:i + 256]) for i in range(0, len(x), 256)])
+    p = s.params
+    n = len(x)
+    if s.kind == "to_chw":
+        return x.reshape(n, p["h"] * p["w"], p["c"]).transpose(0, 2, 1).reshape(n, -1)
+    g = p["geom"]
+    if s.kind in ("max_pool", "avg_pool"):
+        oy = np.arange(g["oh"])[:, None, None, None, None] * g["sy"]
+        ox = np.arange(g["ow"])[None, :, None, None, None] * g["sx"]
+        c = np.arange(g["cin"])[None, None, :, None, None]
+        i = np.arange(g["kh"])[None, None, None, :, None]
+        j = np.arange(g["kw"])[None, None, None, None, :]
+        win = x[:, c * g["sc"] + (oy + i) * g["sh"] + (ox + j) * g["sw"]].reshape(n, g["oh"], g["ow"], g["cin"], -1)
+        acc = win[..., 0]
+        for t in range(1, win.shape[-1]):
+            acc = acc + win[..., t] if s.kind == "avg_pool" else np.where(win[..., t] > acc, win[..., t], acc)
+        if s.kind == "avg_pool":
+            acc = acc * (F32(1) / F32(g["kh"] * g["kw"]))
+        return acc.reshape(n, -1)
+    if s.kind == "conv_to_q8":
+        # the C order exactly: each sum over the patch in order, float32 products and sums (never fused)
+        patches = _patches(x, g)
+        w = np.asarray(p["weight"], dtype=F32)
+        y = np.zeros((*patches.shape[:3], w.shape[0]), dtype=F32)
+        for col in range(w.shape[1]):
+            y = y + patches[..., col, None] * w[:, col]
+        if p["bias"] is not None:
+            y = y + np.asarray(p["bias"], dtype=F32)
+        y = activate(y, int(p["act"]), float(p["slope"]))
+    elif s.kind == "conv":
+        y = _patches(x, g) @ np.asarray(p["weight"], dtype=F32).T
+        if p["bias"] is not None:
+            y = y + np.asarray(p["bias"], dtype=F32)
+        y = activate(y, int(p["act"]), float(p["slope"]))
+    else:
+        if s.inputs[0].dtype == "q16":
+            q = _patches(x, g)
+        else:
+            q = quantize_values(_patches(x, g), p["in_inv_scale"])
+        m, k = g["cout"], p["k"]  # the padding rows and columns of wq are zero: leave them out
+        y = _int_matmul(q, np.asarray(p["wq"])[:m, :k]).astype(F32) * np.asarray(p["scale"], dtype=F32)[:m]
+        if p["bias"] is not None:
+            y = y + np.asarray(p["bias"], dtype=F32)[:m]
+        y = activate(y, int(p["act"]), float(p["slope"]))
+    if g["pkh"]:
+        y = _max_over_windows(y, g)
+    y = y.reshape(n, -1)
+    if s.kind in ("conv_q8", "conv_to_q8") and s.output.dtype == "q16":
+        return quantize_values(y, p["out_inv_scale"])
+    return y
 
 
 def _gather(flat: np.ndarray, rows: int, cols: int, s0: int, s1: int, n: int) -> np.ndarray:

@@ -36,6 +36,12 @@ SUPPORTED_OPS = {
     "LogSoftmaxOp": "log_softmax",
     "LayerNormOp": "layer_norm",
     "DropoutOp": "identity",
+    "Conv2DOp": "conv2d",
+    "MaxPool2DOp": "max_pool2d",
+    "AvgPool2DOp": "avg_pool2d",
+    "BatchNormOp": "batch_norm",
+    "ReshapeOp": "reshape",
+    "FlattenOp": "reshape",
 }
 
 

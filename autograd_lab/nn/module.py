@@ -7,10 +7,14 @@ such as ``"layers.0.weight"``; they are the keys of :meth:`Module.state_dict` an
 ``train()`` / ``eval()`` set a flag on the module and all its children. A module in evaluation mode runs its forward
 inside :func:`autograd_lab.eval_mode`, so dropout is the identity there whatever the global mode.
 
-Saved files (``model.save(path)``) are plain NumPy ``.npz`` archives: one array per parameter, plus ``__config__``, a
-JSON string holding the class name and the constructor arguments, so ``MLP.load(path)`` rebuilds the model. They load
-with ``allow_pickle=False``: no code runs when a file is opened. A file that is not such a model (damaged, edited,
-from elsewhere) raises :class:`ModelFileError`, whose message names the file and the fault.
+State that is not trained but must be kept, a batch-norm layer's :class:`~autograd_lab.ops.RunningStats`, is found
+the same way: a RunningStats attribute ``stats`` gives the buffers ``stats.mean`` and ``stats.var``
+(:meth:`Module.named_buffers`). They are saved and loaded with the parameters; optimizers never see them.
+
+Saved files (``model.save(path)``) are plain NumPy ``.npz`` archives: one array per parameter and buffer, plus
+``__config__``, a JSON string holding the class name and the constructor arguments, so ``MLP.load(path)`` rebuilds
+the model. They load with ``allow_pickle=False``: no code runs when a file is opened. A file that is not such a model
+(damaged, edited, from elsewhere) raises :class:`ModelFileError`, whose message names the file and the fault.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from autograd_lab.modes import eval_mode
+from autograd_lab.ops.normalization import RunningStats
 from autograd_lab.variable import Parameter, Variable
 
 CONFIG_KEY = "__config__"
@@ -73,6 +78,19 @@ class Module:
         for name, child in self.named_children():
             yield from child.named_parameters(f"{prefix}{name}.")
 
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, RunningStats, str]]:
+        """Every running-statistics array of this module and its children, as (dotted name, holder, attribute).
+
+        A RunningStats attribute ``stats`` of ``layers.1`` gives ``("layers.1.stats.mean", stats, "mean")`` and
+        ``("layers.1.stats.var", stats, "var")``.
+        """
+        for name, value in vars(self).items():
+            if isinstance(value, RunningStats):
+                yield f"{prefix}{name}.mean", value, "mean"
+                yield f"{prefix}{name}.var", value, "var"
+        for name, child in self.named_children():
+            yield from child.named_buffers(f"{prefix}{name}.")
+
     def parameters(self) -> list[Parameter]:
         """The Parameters of :meth:`named_parameters`, as a list (what optimizers take)."""
         return [p for _, p in self.named_parameters()]
@@ -94,14 +112,16 @@ class Module:
 
     # -- state -----------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        """A copy of every parameter's value, keyed by dotted name."""
-        return {name: p.numpy() for name, p in self.named_parameters()}
+        """A copy of every parameter's value and of every buffer (running statistics), keyed by dotted name."""
+        state = {name: p.numpy() for name, p in self.named_parameters()}
+        state.update((name, np.array(getattr(holder, attr))) for name, holder, attr in self.named_buffers())
+        return state
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], strict: bool = True) -> None:
-        """Copy values into the parameters (in place, through ``Parameter.copy_``).
+        """Copy values into the parameters (in place, through ``Parameter.copy_``) and the buffers (new arrays).
 
         Args:
-            state: dotted name -> array of that parameter's shape.
+            state: dotted name -> array of that parameter's (or buffer's) shape.
             strict: require exactly this module's names (otherwise missing and extra keys are ignored).
 
         Raises:
@@ -109,9 +129,10 @@ class Module:
             ValueError: if an array's shape differs from its parameter's (names both).
         """
         params = dict(self.named_parameters())
+        buffers = {name: (holder, attr) for name, holder, attr in self.named_buffers()}
         if strict:
-            missing = [k for k in params if k not in state]
-            extra = [k for k in state if k not in params]
+            missing = [k for k in (*params, *buffers) if k not in state]
+            extra = [k for k in state if k not in params and k not in buffers]
             if missing or extra:
                 raise KeyError(f"{type(self).__name__}.load_state_dict: missing {missing}, unexpected {extra}")
         for name, p in params.items():
@@ -124,6 +145,19 @@ class Module:
                     f"the model expects {p.shape}"
                 )
             p.copy_(value)
+        for name, (holder, attr) in buffers.items():
+            if name not in state:
+                continue
+            old = getattr(holder, attr)
+            value = np.asarray(state[name])
+            if value.shape != old.shape:
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: {name!r} has shape {value.shape}, "
+                    f"the model expects {old.shape}"
+                )
+            new = value.astype(old.dtype, copy=True)  # a new array: the old one may be held elsewhere
+            new.setflags(write=False)
+            setattr(holder, attr, new)
 
     def config(self) -> dict[str, Any]:
         """Keyword arguments that rebuild this module (JSON-serialisable). Subclasses that can be saved define it."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from autograd_lab.nn.cnn import CNN
 from autograd_lab.nn.mlp import MLP
 from autograd_lab.nn.module import ModelFileError, Module, read_header
 from autograd_lab.nn.sequence import SequenceClassifier
@@ -44,15 +45,25 @@ def _recurrent(cell: str) -> Builder:
     return build
 
 
+def _cnn(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
+    side = round(n_inputs ** 0.5)
+    if side * side != n_inputs:
+        raise ValueError(f"the cnn model needs square one-channel images, got {n_inputs} values per image")
+    return CNN(channels=config.channels, batch_norm=config.batch_norm, dropout=config.dropout,
+               image_shape=(1, side, side), n_classes=n_classes, rng=rng)
+
+
 #: name -> (builder, one line for ``--help``). Each model family registers itself here.
 MODELS: dict[str, tuple[Builder, str]] = {
     "mlp": (_mlp, "multilayer perceptron (--hidden, --activation, --dropout, --layer-norm)"),
     "rnn": (_recurrent("rnn"), "tanh RNN reading one image row per step (--hidden-size)"),
     "lstm": (_recurrent("lstm"), "LSTM reading one image row per step (--hidden-size)"),
+    "cnn": (_cnn, "convolutional network, conv-BN-ReLU-pool blocks then a Linear layer (--channels, "
+                  "--no-batch-norm, --dropout)"),
 }
 
 #: Saved class name -> the class that loads it (``Module.save`` records the class name).
-MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP, "SequenceClassifier": SequenceClassifier}
+MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP, "CNN": CNN, "SequenceClassifier": SequenceClassifier}
 
 
 def build_model(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.random.Generator) -> Module:
@@ -66,6 +77,19 @@ def build_model(config: TrainConfig, n_inputs: int, n_classes: int, rng: np.rand
     except KeyError:
         raise ValueError(f"unknown model {config.model!r}; choose one of {sorted(MODELS)}") from None
     return builder(config, n_inputs, n_classes, rng)
+
+
+def input_output_sizes(model: Module) -> tuple[int, int]:
+    """(values per flat input image, number of classes) of a model from this registry.
+
+    Raises:
+        TypeError: for a model class the registry does not know.
+    """
+    if isinstance(model, MLP):
+        return model.sizes[0], model.sizes[-1]
+    if isinstance(model, CNN):
+        return int(np.prod(model.image_shape)), model.n_classes
+    raise TypeError(f"input_output_sizes: unknown model class {type(model).__name__}")
 
 
 def load_model(path: Any) -> Module:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from autograd_lab.cli import main
 from autograd_lab.nn import MLP
 
@@ -22,3 +24,15 @@ def test_export_c_reports_a_missing_model_file(tmp_path, capsys):
     assert status == 2
     err = capsys.readouterr().err
     assert "error: no such file:" in err and "nope.npz" in err
+
+
+@pytest.mark.slow  # about 4 s: the int8 accuracy report runs the CNN on 2,000 images
+def test_export_c_takes_a_cnn_model_file(tmp_path, capsys):
+    from autograd_lab.export.pretrained import path
+
+    status = main(["export-c", path(), "--out", str(tmp_path / "c"), "--name", "cnn", "--int8", "--calibration",
+                   "200"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "int8 vs float: 2000 test inputs" in out
+    assert "#define CNN_INPUT_SIZE 784" in (tmp_path / "c" / "cnn.h").read_text()

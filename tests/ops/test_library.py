@@ -13,9 +13,10 @@ ISSUE_NAMES = [
     "SumOp", "MeanOp", "MaxOp", "ReshapeOp", "TransposeOp", "BroadcastToOp",
     "SoftmaxOp", "LogSoftmaxOp", "SoftmaxCrossEntropyOp", "DropoutOp", "LayerNormOp",
 ]  # fmt: skip
+ISSUE_11_NAMES = ["Conv2DOp", "MaxPool2DOp", "AvgPool2DOp", "BatchNormOp"]
 
 
-@pytest.mark.parametrize("name", [*ISSUE_NAMES, "MSELossOp"])
+@pytest.mark.parametrize("name", [*ISSUE_NAMES, *ISSUE_11_NAMES, "MSELossOp"])
 def test_every_op_is_exported_is_an_operator_and_documents_itself(name):
     cls = getattr(ops, name)
     assert issubclass(cls, Operator) and name in ops.__all__
@@ -23,8 +24,8 @@ def test_every_op_is_exported_is_an_operator_and_documents_itself(name):
     assert "forward" in vars(cls) and "backward" in vars(cls)
 
 
-def test_only_dropout_depends_on_the_training_mode():
-    assert [n for n in ops.__all__ if getattr(ops, n).training_dependent] == ["DropoutOp"]
+def test_only_dropout_and_batch_norm_depend_on_the_training_mode():
+    assert sorted(n for n in ops.__all__ if getattr(ops, n).training_dependent) == ["BatchNormOp", "DropoutOp"]
 
 
 def test_gradcheck_is_exported_from_the_package():

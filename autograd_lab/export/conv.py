@@ -1,0 +1,250 @@
+"""Lowering of the convolutional layers: Conv2D with its fused epilogue, pooling, and batch norm folded away.
+
+**Layout.** Activations produced by a conv or pooling step are stored *channels last* (HWC: element (c, y, x) of a
+(1, C, H, W) tensor at ``(y * W + x) * C + c``), as CMSIS-NN and TensorFlow Lite Micro do on microcontrollers, so
+that the C_in * kH * kW values of one receptive field (the *patch*) are contiguous runs and one output pixel is the
+dense kernel applied to its patch: a conv layer is im2col one pixel at a time plus the dense kernels of
+``dense_f32.c`` / ``dense_q8.c``, with no column buffer larger than one patch. The network's input arrives in the
+caller's NCHW order; a conv or pool reads any layout through element strides. A flatten (``ReshapeOp``) of an HWC
+tensor costs nothing: the following dense layer's weight columns are permuted to HWC order at export. Anything
+else that reads an HWC tensor gets it converted back to NCHW first (``to_chw`` step).
+
+**Fusion.** A conv absorbs what follows it when nothing else reads the intermediate values: a per-channel bias
+``AddOp``, a ``BatchNormOp`` (folded into the weights, see :func:`fold_batch_norm`), a ReLU or leaky ReLU, and a
+max pool (kernel == stride, no padding), so the full-resolution conv output never needs RAM. Max pooling commutes
+with the bias, the activation and int8 rounding, because all three are monotonic: the kernel applies them per conv
+pixel and keeps the window's maximum, which is what the unfused graph computes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from autograd_lab.export.errors import ExportError
+from autograd_lab.export.floats import check_finite
+from autograd_lab.export.trace import Node, Tensor
+
+if TYPE_CHECKING:
+    from autograd_lab.export.lower import Lowering, Step
+
+#: Field order of the C struct ``al_conv_geom`` (templates/conv_geom.c); pooling steps use the same struct.
+GEOM_FIELDS = ("cin", "h", "w", "sc", "sh", "sw", "kh", "kw", "sy", "sx", "py", "px", "oh", "ow", "cout",
+               "pkh", "pkw", "psy", "psx", "ph", "pw")
+
+
+def pair(value: Any, what: str, where: str) -> tuple[int, int]:
+    """An int or a 2-sequence of ints as (along H, along W).
+
+    Raises:
+        ExportError: naming the layer, for anything else (a string padding mode such as "same", floats...).
+    """
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value), int(value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, (int, np.integer)) for v in value):
+        return int(value[0]), int(value[1])
+    raise ExportError(f"{where}: {what}={value!r} is not supported by the C kernels (an int or a pair of ints)")
+
+
+def input_strides(lowering: Lowering, t: Tensor, where: str) -> tuple[int, int, int, int, int, int]:
+    """(C, H, W, stride of c, of y, of x) in elements of a (1, C, H, W) activation, in the layout it is stored in.
+
+    Raises:
+        ExportError: naming the layer, for a batch of more than one image or a tensor that is not 4-D.
+    """
+    if len(t.shape) != 4 or t.shape[0] != 1:
+        raise ExportError(f"{where}: input {t.name!r} has shape {t.shape}; the C kernels take one image (1, C, H, W)"
+                          " per call: export with input_shape=(1, C, H, W)")
+    _, c, h, w = t.shape
+    if lowering.is_hwc(t):
+        return c, h, w, 1, w * c, c
+    return c, h, w, h * w, w, 1
+
+
+def check_unsupported(node: Node, where: str, allowed: set[str]) -> None:
+    """Refuse configuration the kernels do not implement (dilation, groups, ceil mode...): every attribute the op
+    reports beyond ``allowed`` must hold its neutral value."""
+    neutral = {"dilation": (1, (1, 1), [1, 1]), "groups": (1,), "ceil_mode": (False,), "padding_mode": ("zeros",),
+               "count_include_pad": (True,), "return_indices": (False,)}
+    for key, value in node.attrs.items():
+        if key in allowed or key in ("stats", "momentum", "eps", "name"):
+            continue
+        ok = neutral.get(key)
+        if ok is None or not any(_same(value, v) for v in ok):
+            raise ExportError(f"{where}: {key}={value!r} is not supported by the C kernels")
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.all(np.asarray(a) == np.asarray(b))) and np.shape(a) == np.shape(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def fold_batch_norm(weight: np.ndarray, bias: np.ndarray | None, bn: Node, where: str) -> tuple[np.ndarray,
+                                                                                               np.ndarray]:
+    """Fold evaluation-mode batch norm into the layer before it.
+
+    With z = W x + b, batch norm gives gamma (z - mean) / sqrt(var + eps) + beta = (a W) x + (a (b - mean) + beta)
+    for a = gamma / sqrt(var + eps) per output channel (Ioffe & Szegedy 2015, section 3.1, at inference; the
+    folding is standard, e.g. Jacob et al. 2018, section 3.2). Computed in float64, returned as float32.
+
+    Args:
+        weight: (C_out, ...) float weights, any trailing layout.
+        bias: (C_out,) or None.
+        bn: the BatchNormOp node (inputs x, gamma, beta; ``attrs["stats"]`` holds ``mean`` and ``var``).
+
+    Raises:
+        ExportError: naming the layer, if gamma or beta are not constants, the statistics hold NaN or inf, the
+            variance plus eps is not positive, or the channel counts do not match.
+    """
+    cout = weight.shape[0]
+    stats = bn.attrs.get("stats")
+    mean = np.asarray(getattr(stats, "mean", None), dtype=np.float64).ravel()
+    var = np.asarray(getattr(stats, "var", None), dtype=np.float64).ravel()
+    eps = float(bn.attrs.get("eps", 1e-5))
+    if len(bn.inputs) != 3 or any(t.kind != "const" for t in bn.inputs[1:]):
+        raise ExportError(f"{where}: batch norm's gamma and beta must be constants (Parameters) to fold them")
+    gamma = np.asarray(bn.inputs[1].value, dtype=np.float64).ravel()
+    beta = np.asarray(bn.inputs[2].value, dtype=np.float64).ravel()
+    for name, arr in (("running mean", mean), ("running variance", var), ("gamma", gamma), ("beta", beta)):
+        if arr.size != cout:
+            raise ExportError(f"{where}: batch norm's {name} has {arr.size} values for {cout} channels")
+        check_finite(f"{where}: batch norm {name}", arr)
+    if not np.all(var + eps > 0):
+        raise ExportError(f"{where}: batch norm's running variance plus eps is not positive")
+    a = gamma / np.sqrt(var + eps)
+    b = np.zeros(cout) if bias is None else np.asarray(bias, dtype=np.float64)
+    w = np.asarray(weight, dtype=np.float64) * a.reshape((cout,) + (1,) * (weight.ndim - 1))
+    return w.astype(np.float32), (a * (b - mean) + beta).astype(np.float32)
+
+
+def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
+    """One ``conv`` step for a Conv2DOp and the bias / batch norm / activation / max pool that follow it.
+
+    Raises:
+        ExportError: naming the layer, for non-constant or non-finite weights, a batch axis, dilation, groups or
+            another unsupported setting, or a shape mismatch.
+    """
+    from autograd_lab.export.lower import Step
+
+    x, wt = node.inputs
+    if wt.kind != "const":
+        raise ExportError(f"{where}: the conv weights {wt.name!r} must be a constant (a Parameter), not computed "
+                          "from the input")
+    check_unsupported(node, where, {"stride", "padding"})
+    cin, h, w, sc, sh, sw = input_strides(lowering, x, where)
+    weight = np.asarray(wt.value, dtype=np.float32)
+    if weight.ndim != 4 or weight.shape[1] != cin:
+        raise ExportError(f"{where}: weights of shape {weight.shape} do not fit an input of {cin} channels "
+                          "(expected (C_out, C_in, kH, kW))")
+    cout, _, kh, kw = weight.shape
+    sy, sx = pair(node.attrs.get("stride", 1), "stride", where)
+    py, px = pair(node.attrs.get("padding", 0), "padding", where)
+    if min(sy, sx) < 1 or min(py, px) < 0:
+        raise ExportError(f"{where}: stride ({sy}, {sx}) and padding ({py}, {px}) must be positive / non-negative")
+    oh, ow = (h + 2 * py - kh) // sy + 1, (w + 2 * px - kw) // sx + 1
+    if oh < 1 or ow < 1 or node.output.shape != (1, cout, oh, ow):
+        raise ExportError(f"{where}: a {kh}x{kw} kernel on an input of {h}x{w} with padding ({py}, {px}) and stride"
+                          f" ({sy}, {sx}) gives {oh}x{ow}, but the op's output has shape {node.output.shape}")
+    bias: np.ndarray | None = None
+    out, nxt = node.output, lowering.sole_consumer(node.output)
+    absorbed: list[Node] = []
+    if nxt is not None and nxt.kind == "add" and _per_channel_bias(nxt, out, cout) is not None:
+        bias = _per_channel_bias(nxt, out, cout)
+        absorbed.append(nxt)
+        out, nxt = nxt.output, lowering.sole_consumer(nxt.output)
+    if nxt is not None and nxt.kind == "batch_norm" and nxt.inputs[0] is out:
+        weight, bias = fold_batch_norm(weight, bias, nxt, f"{nxt.op_class} at node {nxt.index} after {where}")
+        absorbed.append(nxt)
+        out, nxt = nxt.output, lowering.sole_consumer(nxt.output)
+    act, slope = 0, 0.0
+    pool = (0, 0, 0, 0)
+    ph, pw = oh, ow
+    for _ in range(2):  # activation then pool, or pool then activation (they commute)
+        if nxt is not None and act == 0 and nxt.kind in ("relu", "leaky_relu"):
+            act = 1 if nxt.kind == "relu" else 2
+            slope = float(nxt.attrs.get("slope", 0.0)) if act == 2 else 0.0
+        elif nxt is not None and pool[0] == 0 and nxt.kind == "max_pool2d" and _fusable_pool(nxt):
+            (pkh, pkw), (psy, psx) = pool_window(nxt, f"{nxt.op_class} at node {nxt.index}")
+            pool = (pkh, pkw, psy, psx)
+            ph, pw = (oh - pkh) // psy + 1, (ow - pkw) // psx + 1
+        else:
+            break
+        absorbed.append(nxt)
+        out, nxt = nxt.output, lowering.sole_consumer(nxt.output)
+    check_finite(f"{where}: weights", weight)
+    patch = kh * kw * cin
+    # Patch order (kh, kw, c_in): the same order in which al_patch_* gathers the receptive field.
+    matrix = np.ascontiguousarray(weight.transpose(0, 2, 3, 1).reshape(cout, patch))
+    geom = dict(cin=cin, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow,
+                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw)
+    params: dict[str, Any] = {"geom": geom, "k": patch, "m": cout, "weight": matrix, "weight_name": wt.name,
+                              "bias": bias, "bias_name": f"{wt.name}_bias", "act": act, "slope": slope}
+    for n in absorbed:
+        lowering.fused.add(id(n))
+        where += f" + {n.op_class} at node {n.index}"
+    # two patches and two pixels' sums: al_conv_f32 computes two window positions at once
+    scratch = [Tensor(f"{wt.name}_patch", (patch,), "act"), Tensor(f"{wt.name}_patch2", (patch,), "act"),
+               Tensor(f"{wt.name}_pixel", (cout,), "act"), Tensor(f"{wt.name}_pixel2", (cout,), "act")]
+    step = Step("conv", [x], out, params, where, oh * ow * cout * patch, scratch=scratch)
+    return lowering.emit_hwc(step, (cout, ph, pw))
+
+
+def _per_channel_bias(add: Node, conv_out: Tensor, cout: int) -> np.ndarray | None:
+    other = add.inputs[1] if add.inputs[0] is conv_out else add.inputs[0]
+    if other.kind != "const" or add.output.shape != conv_out.shape or other is conv_out:
+        return None
+    v = np.asarray(other.value, dtype=np.float32)
+    shape = (1,) * (4 - v.ndim) + v.shape
+    if v.ndim > 4 or shape[0] != 1 or shape[2:] != (1, 1) or shape[1] not in (1, cout):
+        return None
+    return np.ascontiguousarray(np.broadcast_to(v.reshape(-1), (cout,)), dtype=np.float32)
+
+
+def pool_window(node: Node, where: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Kernel and stride of a pooling node (stride defaults to the kernel size).
+
+    Raises:
+        ExportError: naming the layer, for padding, dilation, ceil mode or a non-positive size.
+    """
+    check_unsupported(node, where, {"kernel_size", "stride", "padding"})
+    if pair(node.attrs.get("padding", 0), "padding", where) != (0, 0):
+        raise ExportError(f"{where}: padded pooling is not supported by the C kernels")
+    k = pair(node.attrs.get("kernel_size"), "kernel_size", where)
+    stride = node.attrs.get("stride")
+    s = k if stride is None else pair(stride, "stride", where)
+    if min(*k, *s) < 1:
+        raise ExportError(f"{where}: kernel {k} and stride {s} must be positive")
+    return k, s
+
+
+def _fusable_pool(node: Node) -> bool:
+    try:
+        pool_window(node, "")
+    except ExportError:
+        return False
+    return True
+
+
+def lower_pool(lowering: Lowering, node: Node, where: str) -> Step:
+    """A ``max_pool`` or ``avg_pool`` step (not fused into a conv), reading any layout, writing HWC."""
+    from autograd_lab.export.lower import Step
+
+    (kh, kw), (sy, sx) = pool_window(node, where)
+    x = node.inputs[0]
+    c, h, w, sc, sh, sw = input_strides(lowering, x, where)
+    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    if oh < 1 or ow < 1 or node.output.shape != (1, c, oh, ow):
+        raise ExportError(f"{where}: a {kh}x{kw} window on {h}x{w} gives {oh}x{ow}, the op says {node.output.shape}")
+    geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=0, px=0, oh=oh, ow=ow, cout=c,
+                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow)
+    kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
+    step = Step(kind, [x], node.output, {"geom": geom}, where)
+    return lowering.emit_hwc(step, (c, oh, ow))
+
+
+def hwc_permutation(c: int, h: int, w: int) -> np.ndarray:
+    """``perm`` with ``flat_hwc = flat_chw[perm]``: the CHW index of each HWC position."""
+    return np.arange(c * h * w).reshape(c, h, w).transpose(1, 2, 0).ravel()

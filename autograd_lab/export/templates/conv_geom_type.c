@@ -1,0 +1,15 @@
+/* Geometry of a conv or pooling layer. Input element (c, y, x) is x[c * sc + y * sh + x * sw] (any layout); the
+   output is channels last (HWC). A kh x kw window moves by (sy, sx) over the input padded with (py, px) zeros and
+   gives oh x ow pixels of cout channels; with pkh > 0 a max pool of pkh x pkw, stride (psy, psx), follows, fused,
+   and gives ph x pw pixels (without it, ph = oh and pw = ow). */
+typedef struct {
+    int cin, h, w, sc, sh, sw, kh, kw, sy, sx, py, px, oh, ow, cout, pkh, pkw, psy, psx, ph, pw;
+} al_conv_geom;
+
+/* Layer kernels are called once per layer: kept out of line (GCC, clang), so that profiles, instruction counts
+   and -fstack-usage see each layer on its own; the cost is one call per layer. */
+#if defined(__GNUC__)
+#define AL_LAYER __attribute__((noinline))
+#else
+#define AL_LAYER
+#endif
