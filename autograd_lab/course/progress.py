@@ -3,6 +3,9 @@
 Each notebook runs on a copy (the learner's file is never modified) in a fresh ``python3`` kernel with a per-cell
 timeout, from the notebook's own folder. A graded test cell passes when it runs without an error. The points shown
 are those of the visible tests only: the grader also runs hidden tests, so the final score can be lower.
+
+Challenge tests (the optional tier: locked, ungraded cells with grade id ``<x>_challenge_test``) are reported on a
+line of their own as passed, not attempted or failing; they never count towards the points.
 """
 
 from __future__ import annotations
@@ -33,13 +36,32 @@ class TestResult:
     error: str | None
 
 
+CHALLENGE_SUFFIX = "_challenge_test"
+CHALLENGE_NOTE = "Challenges are optional and never change the points (100% needs none of them)."
+PASSED, NOT_ATTEMPTED, FAILING, DID_NOT_RUN = "passed", "not attempted", "failing", "did not run"
+
+
+@dataclass
+class ChallengeResult:
+    """One optional challenge test: its name (the grade id without ``_challenge_test``), one of ``passed``,
+    ``not attempted``, ``failing`` or ``did not run``, and the error of a failing one."""
+
+    name: str
+    status: str
+    error: str | None = None
+
+
 @dataclass
 class NotebookProgress:
-    """The visible-test results of one notebook; ``problem`` is set when the notebook could not run to the end."""
+    """The visible-test results of one notebook; ``problem`` is set when the notebook could not run to the end.
+
+    ``challenges`` holds the optional challenge tests, which are not part of ``points`` or ``complete``.
+    """
 
     name: str
     tests: list[TestResult] = field(default_factory=list)
     problem: str | None = None
+    challenges: list[ChallengeResult] = field(default_factory=list)
 
     @property
     def points(self) -> float:
@@ -69,15 +91,47 @@ def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
         client.execute()
     except DeadKernelError:
         progress.problem = "the kernel died while running it (os._exit, a crash, or out of memory)"
+    progress.tests, progress.challenges = collect_results(nb)
+    return progress
+
+
+def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[ChallengeResult]]:
+    """The outcome of each graded test cell and each challenge test cell of an executed notebook, in cell order."""
+    tests: list[TestResult] = []
+    challenges: list[ChallengeResult] = []
+    answers = {}  # grade id -> source of each answer cell, to tell an untouched challenge from a failing one
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade"):
+        if cell.cell_type != "code":
+            continue
+        grade_id = str(meta.get("grade_id", "?"))
+        if meta.get("solution"):
+            answers[grade_id] = cell.source
+        if not meta.get("grade") and not grade_id.endswith(CHALLENGE_SUFFIX):
             continue
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         ran = cell.get("execution_count") is not None or bool(cell.get("outputs"))
-        error = _describe(errors[-1]) if errors else (None if ran else "did not run")
-        progress.tests.append(TestResult(meta.get("grade_id", "?"), float(meta.get("points", 0)), error))
-    return progress
+        if meta.get("grade"):
+            error = _describe(errors[-1]) if errors else (None if ran else DID_NOT_RUN)
+            tests.append(TestResult(grade_id, float(meta.get("points", 0)), error))
+        else:
+            answer = answers.get(grade_id[: -len(CHALLENGE_SUFFIX)] + "_challenge_code", "")
+            challenges.append(_challenge(grade_id, cell, errors, ran, answer))
+    return tests, challenges
+
+
+def _challenge(grade_id: str, cell: nbformat.NotebookNode, errors: list, ran: bool, answer: str) -> ChallengeResult:
+    """Classify a challenge test cell. Not attempted: its answer cell still holds the released stub, or the test
+    raised the stub's bare NotImplementedError, or it printed that it was not attempted."""
+    name = grade_id[: -len(CHALLENGE_SUFFIX)]
+    printed = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
+    stub = "raise NotImplementedError()" in answer or (
+        bool(errors) and errors[-1].ename == "NotImplementedError" and not errors[-1].evalue.strip())
+    if stub or (not errors and NOT_ATTEMPTED in printed):
+        return ChallengeResult(name, NOT_ATTEMPTED)
+    if errors:
+        return ChallengeResult(name, FAILING, _describe(errors[-1]))
+    return ChallengeResult(name, PASSED if ran else DID_NOT_RUN)
 
 
 def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60) -> list[NotebookProgress]:
@@ -109,9 +163,17 @@ def format_progress(results: list[NotebookProgress], verbose: bool = False) -> s
         lines.append(f"{r.name:<40} {f'{passed}/{len(r.tests)}':>14} {f'{r.points:g}/{r.max_points:g}':>10}  {mark}")
         if r.problem:
             lines.append(f"    {r.problem}")
+        if r.challenges:
+            listed = "; ".join(f"{c.name} {c.status}" for c in r.challenges)
+            lines += textwrap.wrap(f"challenge (optional, no points): {listed}", width=100,
+                                   initial_indent="    ", subsequent_indent="      ")
         if verbose:
             lines += [_failure(t) for t in r.tests if t.error is not None]
+            lines += [_failure(TestResult(f"{c.name} (challenge)", 0, c.error)) for c in r.challenges
+                      if c.error is not None]
     lines += textwrap.wrap(HIDDEN_TESTS_NOTE, width=100)
+    if any(r.challenges for r in results):
+        lines += textwrap.wrap(CHALLENGE_NOTE, width=100)
     return "\n".join(lines)
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograd_lab._callsite import user_callsite
 from autograd_lab.errors import ShapeError
 from autograd_lab.operator import Operator
+from autograd_lab.variable import Variable
 
 
 def _axis_in_range(op: str, axis: int, ndim: int) -> int:
@@ -116,6 +118,23 @@ class StackOp(Operator):
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = int(axis)
+
+    def __call__(self, *variables: Variable) -> Variable:
+        """Stack the inputs, given as separate arguments: ``StackOp(axis=1)(*states)``.
+
+        Raises:
+            TypeError: if an input is a list or tuple (the states passed as one list instead of unpacked), or not a
+                Variable; ShapeError as in the class docstring.
+        """
+        for i, v in enumerate(variables):
+            if isinstance(v, (list, tuple)):
+                kind, items = type(v).__name__, "1 item" if len(v) == 1 else f"{len(v)} items"
+                raise TypeError(
+                    f"StackOp input {i} is a {kind} of {items} (called at {user_callsite() or 'unknown'}); "
+                    f"StackOp takes the arrays to stack as separate arguments: unpack the {kind} with *, as in "
+                    f"StackOp(axis={self.axis})(*states)"
+                )
+        return super().__call__(*variables)
 
     def forward(self, *xs: np.ndarray) -> np.ndarray:
         if not xs:

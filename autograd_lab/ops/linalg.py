@@ -23,7 +23,16 @@ class MatMulOp(Operator):
         self.transpose_b = transpose_b
 
     def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.matmul(_t(a) if self.transpose_a else a, _t(b) if self.transpose_b else b)
+        """``op(a) @ op(b)``.
+
+        Raises:
+            ValueError: if the inner dimensions disagree (naming both, and the transpose flag that would fit) or the
+                batch axes do not broadcast; ``Operator.__call__`` turns it into a ShapeError with the calling line.
+        """
+        try:
+            return np.matmul(_t(a) if self.transpose_a else a, _t(b) if self.transpose_b else b)
+        except ValueError as exc:
+            raise ValueError(_mismatch_message(a, b, self.transpose_a, self.transpose_b) or str(exc)) from exc
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
@@ -65,6 +74,41 @@ class MatMulOp(Operator):
                     gB = gB[..., :, 0]
                 gb = sum_to_shape(gB, B.shape)
         return [ga, gb]
+
+
+def _inner(shape: tuple[int, ...], transposed: bool, left: bool) -> int:
+    """The contracted length of an operand: the last axis of the left one, the second-to-last of the right one
+    (its only axis if 1-D); ``transposed`` swaps the last two axes first."""
+    if len(shape) == 1:
+        return shape[0]
+    if left:
+        return shape[-2] if transposed else shape[-1]
+    return shape[-1] if transposed else shape[-2]
+
+
+def _mismatch_message(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool) -> str | None:
+    """Plain words for why ``op(a) @ op(b)`` failed, or None when no simple reason is found."""
+    if a.ndim == 0 or b.ndim == 0:
+        return "MatMulOp needs operands with at least one axis, got a 0-d array"
+    ka, kb = _inner(a.shape, ta, True), _inner(b.shape, tb, False)
+    if ka == kb:
+        if a.ndim > 2 and b.ndim > 2:
+            return f"the batch axes {a.shape[:-2]} and {b.shape[:-2]} do not broadcast"
+        return None
+    side_a = "aᵀ" if ta and a.ndim >= 2 else "a"
+    side_b = "bᵀ" if tb and b.ndim >= 2 else "b"
+    text = (f"inner dimensions disagree: {side_a} @ {side_b} needs the length of {side_a}'s last axis ({ka}) to "
+            f"equal the length of {side_b}'s {'only' if b.ndim == 1 else 'second-to-last'} axis ({kb})")
+    fits = []  # flag changes under which the inner dimensions would agree
+    for new_ta, new_tb in ((ta, not tb), (not ta, tb), (not ta, not tb)):
+        if (new_ta != ta and a.ndim < 2) or (new_tb != tb and b.ndim < 2):
+            continue
+        if _inner(a.shape, new_ta, True) == _inner(b.shape, new_tb, False):
+            fits.append(", ".join(f"{name}={value}" for name, value, old in
+                                  (("transpose_a", new_ta, ta), ("transpose_b", new_tb, tb)) if value != old))
+    if fits:
+        text += f"; MatMulOp({fits[0]}) would fit"
+    return text
 
 
 def _t(x: np.ndarray) -> np.ndarray:

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from autograd_lab.course.progress import (
     MESSAGE_LIMIT,
+    ChallengeResult,
     NotebookProgress,
+    collect_results,
     format_progress,
     workspace_progress,
 )
@@ -84,9 +86,57 @@ def test_progress_runs_without_kernel_transport_noise_and_keeps_errors(tmp_path:
     write_notebook(tmp_path / "a.ipynb", "assert 1 + 1 == 2")
     message = "expected 4 for 2 + 2\\n" + HINT
     write_notebook(tmp_path / "b.ipynb", f"assert 2 + 2 == 5, '{message}'")
+    nb = nbformat.read(tmp_path / "a.ipynb", as_version=4)
+    nb.cells += challenge_cells("double", "def double(x):\n    return 2 * x", [])
+    nb.cells[-1].source = "assert double(2) == 4, 'double(2) should be 4'\nprint('double: challenge passed')"
+    nbformat.write(nb, tmp_path / "a.ipynb")
     cmd = [str(Path(sys.executable).parent / "autograd-lab"), "course", "progress", "-v", "--workspace", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "without encryption" not in proc.stderr and "IPKernelApp" not in proc.stderr, proc.stderr
     assert "AssertionError: expected 4 for 2 + 2" in proc.stdout and HINT in proc.stdout
     assert "a.ipynb" in proc.stdout and "1/1" in proc.stdout and "0/1" in proc.stdout
+    assert "challenge (optional, no points): double passed" in proc.stdout
+
+
+def challenge_cells(name: str, answer: str, outputs: list) -> list:
+    """An executed challenge pair: the answer cell and its locked, ungraded test cell with the given outputs."""
+    code = {"solution": True, "grade": False, "locked": False, "grade_id": f"{name}_challenge_code"}
+    test = {"solution": False, "grade": False, "locked": True, "grade_id": f"{name}_challenge_test"}
+    return [new_code_cell(answer, metadata={"nbgrader": code}, execution_count=1),
+            new_code_cell("...", metadata={"nbgrader": test}, execution_count=2, outputs=outputs)]
+
+
+def test_challenges_are_collected_apart_from_the_graded_tests() -> None:
+    graded = {"grade": True, "solution": False, "locked": True, "grade_id": "t_test", "points": 2, "schema_version": 3}
+    stub_error = new_output("error", ename="NotImplementedError", evalue="", traceback=[])
+    cells = [new_code_cell("assert True", metadata={"nbgrader": graded}, execution_count=1)]
+    cells += challenge_cells("solved", "def f():\n    return 1", [new_output("stream", name="stdout", text="ok\n")])
+    cells += challenge_cells("stub_printed", "def f():\n    raise NotImplementedError()",
+                             [new_output("stream", name="stdout", text="f: not attempted (optional)\n")])
+    cells += challenge_cells("stub_raised", "def f():\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+                             [stub_error])
+    cells += challenge_cells("wrong", "def f():\n    return 2", [
+        new_output("error", ename="AssertionError", evalue="f() should be 1, got 2", traceback=[])])
+    cells += challenge_cells("skipped", "def f():\n    return 1", [])
+    cells[-1].execution_count = None  # the kernel stopped before this cell
+    tests, challenges = collect_results(new_notebook(cells=cells))
+    assert [(t.grade_id, t.points, t.error) for t in tests] == [("t_test", 2, None)]
+    assert [(c.name, c.status) for c in challenges] == [
+        ("solved", "passed"), ("stub_printed", "not attempted"), ("stub_raised", "not attempted"),
+        ("wrong", "failing"), ("skipped", "did not run")]
+    assert challenges[3].error == "AssertionError: f() should be 1, got 2"
+
+
+def test_the_table_shows_challenges_on_their_own_line_outside_the_points() -> None:
+    result = NotebookProgress("03_engine.ipynb", [Result("t_test", 2, None)], challenges=[
+        ChallengeResult("backward_order", "passed"), ChallengeResult("backward_to", "not attempted"),
+        ChallengeResult("gru_cell", "failing", "AssertionError: h_next is wrong")])
+    text = format_progress([result], verbose=True)
+    row = next(line for line in text.splitlines() if line.startswith("03_engine.ipynb"))
+    assert "1/1" in row and "2/2" in row and row.rstrip().endswith("done"), "challenges do not change the score"
+    flat = " ".join(text.split())  # the challenge line wraps at 100 characters
+    assert "challenge (optional, no points): backward_order passed; backward_to not attempted; gru_cell failing" in flat
+    assert "gru_cell (challenge):" in text and "h_next is wrong" in text
+    assert "never change the points" in flat
+    assert "challenge" not in format_progress([NotebookProgress("a.ipynb", [Result("t", 1, None)])])

@@ -89,3 +89,14 @@ def test_slice_select_stack_gradients_match_pytorch():
     yt.backward(torch.from_numpy(g))
     np.testing.assert_allclose(y.data, yt.detach().numpy(), rtol=0, atol=0)
     np.testing.assert_allclose(x.grad, xt.grad.numpy(), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_stack_given_a_list_says_to_unpack_it(container):
+    states = container(Variable.from_numpy(np.ones((2, 3))) for _ in range(3))
+    with pytest.raises(TypeError) as info:
+        StackOp(axis=1)(states)
+    message = str(info.value)
+    assert f"input 0 is a {container.__name__} of 3 items" in message and "*states" in message
+    assert __file__ in message, "the message names the calling line"
+    assert StackOp(axis=1)(*states).shape == (2, 3, 3), "unpacked, the same states stack fine"
