@@ -17,7 +17,8 @@ each contender, then:
   ``--engines``; the eager engine's ratio is a figure), on the best CPU (process) time per epoch of each, which other
   processes on a loaded machine disturb far less than wall time (the median wall-time ratio is printed too);
 * memory: every loss's graph is released after backward (``parents`` and the op's saved values dropped), and the
-  peak traced memory (tracemalloc, a separate short run of ``--memory-epochs`` epochs on 20 batches) is flat across epochs.
+  peak traced memory (tracemalloc, a separate short run of ``--memory-epochs`` epochs on 20 batches per engine) is
+  flat across epochs.
 
 Timings on a shared machine are noisy: read the ratio, not the seconds.
 """
