@@ -9,13 +9,15 @@ from typing import Any
 from autograd_lab.cli import HelpFormatter, float_in, int_at_least
 from autograd_lab.training.job import OPTIMIZERS, TrainConfig
 from autograd_lab.training.loop import ENGINES
-from autograd_lab.training.models import MODELS, describe_defaults
+from autograd_lab.training.models import MODELS
 
 DATASETS = ("mnist", "fashion-mnist", "mnist-bundled")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``train`` subcommand to ``subparsers`` (an ``argparse`` subparsers action)."""
+    from autograd_lab.training.models import describe_defaults
+
     d = TrainConfig()
     p = subparsers.add_parser(
         "train", help="train the MLP (default: MNIST, offline on the bundled subset)",

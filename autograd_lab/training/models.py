@@ -55,39 +55,6 @@ MODELS: dict[str, tuple[Builder, str]] = {
     "lstm": (_recurrent("lstm"), "LSTM reading one image row per step (--hidden-size)"),
 }
 
-#: The settings a model trains with unless its entry in MODEL_DEFAULTS or the user says otherwise (the MLP's: SGD with
-#: momentum and shift augmentation reach ≥ 95% on the bundled subset, see tests/test_train.py).
-BASE_DEFAULTS: dict[str, Any] = {"optimizer": "sgd", "lr": 0.05, "augment_shift": 2}
-
-#: name -> the settings where that model's defaults differ from BASE_DEFAULTS; one line per model. The recurrent models
-#: learn slowly with SGD at lr 0.05 (49.5% after 2 epochs) and shifting an image moves its rows across time steps;
-#: Adam at 3e-3 without augmentation is the issue 12 workload (benchmarks/bench_rnn.py: LSTM ≥ 93% in 10 epochs).
-MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "mlp": {},
-    "rnn": {"optimizer": "adam", "lr": 3e-3, "augment_shift": 0},
-    "lstm": {"optimizer": "adam", "lr": 3e-3, "augment_shift": 0},
-}
-
-
-def model_defaults(name: str) -> dict[str, Any]:
-    """The training settings model ``name`` uses where the user gives none: BASE_DEFAULTS updated by its entry.
-
-    Raises:
-        ValueError: for an unknown model name, listing the known ones.
-    """
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
-    return {**BASE_DEFAULTS, **MODEL_DEFAULTS.get(name, {})}
-
-
-def describe_defaults(setting: str) -> str:
-    """``"0.05 for mlp; 0.003 for lstm, rnn"``: the default of one setting per model, for ``--help``."""
-    by_value: dict[str, list[str]] = {}
-    for name in sorted(MODELS):
-        by_value.setdefault(str(model_defaults(name)[setting]), []).append(name)
-    return "; ".join(f"{value} for {', '.join(names)}" for value, names in by_value.items())
-
-
 #: Saved class name -> the class that loads it (``Module.save`` records the class name).
 MODEL_CLASSES: dict[str, type[Module]] = {"MLP": MLP, "SequenceClassifier": SequenceClassifier}
 
@@ -117,3 +84,37 @@ def load_model(path: Any) -> Module:
         raise ModelFileError(f"{path}: holds a {name}, which is not a model this library can load "
                              f"(known: {', '.join(sorted(MODEL_CLASSES))})")
     return cls.load(path)
+
+
+#: The settings a model trains with unless its entry in MODEL_DEFAULTS or the user says otherwise (the MLP's: SGD with
+#: momentum and shift augmentation reach ≥ 95% on the bundled subset, see tests/test_train.py).
+BASE_DEFAULTS: dict[str, Any] = {"optimizer": "sgd", "lr": 0.05, "augment_shift": 2}
+
+#: name -> the settings where that model's defaults differ from BASE_DEFAULTS; one line per model. The recurrent models
+#: learn slowly with SGD at lr 0.05 (49.5% after 2 epochs) and shifting an image moves its rows across time steps;
+#: Adam at 3e-3 without augmentation is the issue 12 workload (benchmarks/bench_rnn.py: LSTM ≥ 93% in 10 epochs).
+#: A model without an entry trains with BASE_DEFAULTS.
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "mlp": {},
+    "rnn": {"optimizer": "adam", "lr": 3e-3, "augment_shift": 0},
+    "lstm": {"optimizer": "adam", "lr": 3e-3, "augment_shift": 0},
+}
+
+
+def model_defaults(name: str) -> dict[str, Any]:
+    """The training settings model ``name`` uses where the user gives none: BASE_DEFAULTS updated by its entry.
+
+    Raises:
+        ValueError: for an unknown model name, listing the known ones.
+    """
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
+    return {**BASE_DEFAULTS, **MODEL_DEFAULTS.get(name, {})}
+
+
+def describe_defaults(setting: str) -> str:
+    """``"0.05 for mlp; 0.003 for lstm, rnn"``: the default of one setting per model, for ``--help``."""
+    by_value: dict[str, list[str]] = {}
+    for name in sorted(MODELS):
+        by_value.setdefault(str(model_defaults(name)[setting]), []).append(name)
+    return "; ".join(f"{value} for {', '.join(names)}" for value, names in by_value.items())
