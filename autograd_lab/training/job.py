@@ -36,20 +36,17 @@ from autograd_lab.training.models import build_model
 
 Log = Callable[[str], None]
 OPTIMIZERS = ("sgd", "adam")
-#: The TrainConfig fields whose default depends on the model (None: the model's default).
+#: The TrainConfig fields whose default depends on the model: left at None, they take the chosen model's default
+#: (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts for the MLP, Adam lr 3e-3
+#: without augmentation for the recurrent models). :meth:`TrainConfig.resolved` fills them in; run_training saves the
+#: filled-in config in metrics.json.
 MODEL_SETTINGS = ("optimizer", "lr", "augment_shift")
 
 
 @dataclass
 class TrainConfig:
     """Everything that defines a training run. The defaults reach ≥ 95% on the bundled MNIST subset's held-out part
-    in well under a minute (measured: see benchmarks/bench_training.py and tests/test_train.py).
-
-    ``optimizer``, ``lr`` and ``augment_shift`` left at None take the chosen model's default
-    (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts for the MLP, Adam lr 3e-3
-    without augmentation for the recurrent models); :meth:`resolved` fills them in, and the run saves the filled-in
-    config in metrics.json.
-    """
+    in well under a minute (measured: see benchmarks/bench_training.py and tests/test_train.py)."""
 
     dataset: str = "mnist"
     model: str = "mlp"
@@ -115,7 +112,8 @@ class TrainConfig:
             fail("activation", f"one of {sorted(ACTIVATIONS)}")
 
     def resolved(self) -> TrainConfig:
-        """A copy with every setting left at None replaced by the model's default (``model_defaults``).
+        """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift) replaced by the
+        model's default (``model_defaults``); a value given is kept whatever the model.
 
         Raises:
             ValueError: for an unknown model name.
