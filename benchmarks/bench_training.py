@@ -44,12 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograd_lab import Variable
 from autograd_lab.data import DataError, load_dataset
-from autograd_lab.nn import MLP
+from autograd_lab.nn import MLP, SequenceClassifier
 from autograd_lab.nn.module import Module
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.training import evaluate, fit, seeded_generators, train_epoch
 
 SIZES = [784, 128, 10]
+LSTM_HIDDEN = 64
 BATCH, LR, SEED = 64, 0.1, 0
 TARGET_NUMPY, TARGET_TORCH, TOL_PARAMS, MAX_GROWTH_MB = 1.05, 0.6, 1e-5, 5.0
 Arrays = list[np.ndarray]
@@ -199,9 +200,37 @@ class Workload:
     targets: dict[str, float]
 
 
+def build_lstm() -> Module:
+    return SequenceClassifier("lstm", 28, LSTM_HIDDEN, 10, rng=0)
+
+
+def torch_lstm(torch: Any) -> tuple[Any, list[Any]]:
+    """The LSTM in PyTorch (``nn.LSTM`` + ``nn.Linear`` on the last hidden state, taking the flat (N, 784) batch),
+    and its parameters in the order of ``SequenceClassifier.parameters()``."""
+
+    class Net(torch.nn.Module):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.lstm = torch.nn.LSTM(28, LSTM_HIDDEN, batch_first=True)
+            self.head = torch.nn.Linear(LSTM_HIDDEN, 10)
+
+        def forward(self, x: Any) -> Any:
+            _, (h, _) = self.lstm(x.view(x.shape[0], 28, 28))
+            return self.head(h[0])
+
+    net = Net()
+    lstm = net.lstm
+    return net, [lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0, net.head.weight,
+                 net.head.bias]
+
+
 WORKLOADS = {
     "mlp": Workload(f"MLP {'-'.join(map(str, SIZES))} ReLU", build_mlp, torch_mlp, epoch_numpy,
                     {"plan / numpy": TARGET_NUMPY, "plan / pytorch": TARGET_TORCH}),
+    # Issue 12's speed goal (≤ 2x PyTorch eager); bench_rnn.py times it on its own workload (Adam, bundled MNIST)
+    # with the accuracy goal. An epoch of 60,000 sequences is long: --images 8000 gives bench_rnn's epoch size.
+    "lstm": Workload(f"LSTM({LSTM_HIDDEN}) over 28 rows of 28 pixels, Linear head", build_lstm, torch_lstm, None,
+                     {"plan / pytorch": 2.0}),
 }
 
 
@@ -401,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     if "pytorch" in results:
         print(f"  max |plan - pytorch| = {max_diff(results['plan'], results['pytorch']):.2e}")
 
-    print(f"\nmemory: {args.memory_epochs} epochs in a fresh process, the caller keeping every loss Variable")
+    print(f"\nmemory: {args.memory_epochs} epochs in a fresh process, the caller keeping every loss Variable (the MLP "
+          "workload; bench_rnn.py checks the LSTM's)")
     memory_report(args.memory_epochs)
 
     plain, momentum, alloc_plain, alloc_momentum = optimizer_step_cost()

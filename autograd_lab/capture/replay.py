@@ -108,6 +108,9 @@ class Replay:
 
     def _run_backward(self, values: list[Any], checked: bool) -> None:
         grads: list[Any] = [None] * self._size
+        # As in Engine.backward: a gradient stored as received may be shared (AddOp hands gy to both inputs), so
+        # `+=` only goes into a slot whose array this pass created by an earlier sum.
+        owned = [False] * self._size
         shape, dtype = self._seed  # type: ignore[misc]
         grads[self._loss] = np.ones(shape, dtype=dtype)  # type: ignore[index]  # set with _seed
         for op, out, targets in self._backward:
@@ -124,7 +127,13 @@ class Replay:
                 if g.dtype != dtype:
                     g = g.astype(dtype)
                 current = grads[slot]
-                grads[slot] = g if current is None else np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
+                if current is None:
+                    grads[slot] = g
+                elif owned[slot]:
+                    current += g
+                else:
+                    grads[slot] = np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
+                    owned[slot] = True
         leaf_grads = {}
         for slot, leaf in self._wrt:
             g = grads[slot]

@@ -17,6 +17,8 @@ DATASETS = ("mnist", "fashion-mnist", "mnist-bundled")
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``train`` subcommand to ``subparsers`` (an ``argparse`` subparsers action)."""
+    from autograd_lab.training.models import describe_defaults
+
     d = TrainConfig()
     p = subparsers.add_parser(
         "train", help="train the MLP (default: MNIST, offline on the bundled subset)",
@@ -42,8 +44,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     model.add_argument("--hidden", type=int_at_least(1), nargs="+", default=d.hidden, metavar="N",
                        help="hidden layer widths (mlp)")
     model.add_argument("--hidden-size", type=int_at_least(1), default=d.hidden_size, metavar="H",
-                       help="state size of the rnn and lstm models (they train well with --optimizer adam --lr 3e-3 "
-                            "--augment-shift 0)")
+                       help="state size of the rnn and lstm models")
     model.add_argument("--activation", choices=("relu", "leaky_relu", "sigmoid", "tanh"), default=d.activation,
                        help="hidden-layer activation")
     model.add_argument("--dropout", type=float_in(0, 1, high_open=True), default=d.dropout,
@@ -57,17 +58,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     train = p.add_argument_group("training")
     train.add_argument("--epochs", type=int_at_least(1), default=d.epochs, help="passes over the training images")
     train.add_argument("--batch-size", type=int_at_least(1), default=d.batch_size, help="images per step")
+    # optimizer, lr and augment-shift default to None: the chosen model's default (training.models.MODEL_DEFAULTS)
     train.add_argument("--lr", "--learning-rate", dest="lr", type=float_in(0, low_open=True), default=d.lr,
-                       help="learning rate")
+                       help=f"learning rate (default: {describe_defaults('lr')})")
     train.add_argument("--lr-schedule", choices=SCHEDULES, default=d.lr_schedule,
                        help="constant, or cosine: from --lr down to 0 over the run, step by step")
-    train.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer, help="update rule")
+    train.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer,
+                       help=f"update rule (default: {describe_defaults('optimizer')})")
     train.add_argument("--momentum", type=float_in(0, 1, high_open=True), default=d.momentum, help="SGD momentum")
     train.add_argument("--weight-decay", type=float_in(0), default=d.weight_decay, help="L2 weight decay")
     train.add_argument("--clip-norm", type=float_in(0, low_open=True), default=None,
                        help="clip the global gradient norm to this value (default: no clipping)")
     train.add_argument("--augment-shift", type=int_at_least(0), default=d.augment_shift,
-                       help="shift training images by up to this many pixels (0: off)")
+                       help="shift training images by up to this many pixels (0: off; default: "
+                            f"{describe_defaults('augment_shift')})")
     train.add_argument("--seed", type=int_at_least(0), default=d.seed,
                        help="seed of every random choice (same seed: same weights)")
     train.add_argument("--engine", choices=ENGINES, default=d.engine,

@@ -58,12 +58,19 @@ class SigmoidOp(Operator):
     def forward(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(under="ignore"):
             z = np.exp(-np.abs(x))
-            return np.where(x >= 0, 1, z) / (1 + z)
+            # The numerator, 1 for x ≥ 0 and z for x < 0, is max(z, [x ≥ 0]) because 0 ≤ z ≤ 1: the same values bit
+            # for bit as np.where(x >= 0, 1, z) (NaN stays NaN), in about half the time (an LSTM step takes three).
+            y = np.maximum(z, x >= 0)
+            z += 1  # z is ours: adding in place saves the temporary of 1 + z
+            y /= z
+            return y
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         y = self.output
         with np.errstate(under="ignore"):
-            return [gy * (y * (1 - y))]
+            slope = 1 - y
+            slope *= y  # y·(1 - y), one temporary fewer
+            return [gy * slope]
 
 
 class TanhOp(Operator):

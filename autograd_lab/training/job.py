@@ -17,7 +17,7 @@ import math
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,6 +37,11 @@ from autograd_lab.training.schedule import SCHEDULES, CosineSchedule
 
 Log = Callable[[str], None]
 OPTIMIZERS = ("sgd", "adam")
+#: The TrainConfig fields whose default depends on the model: left at None, they take the chosen model's default
+#: (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts for the MLP, Adam lr 3e-3
+#: without augmentation for the recurrent models). :meth:`TrainConfig.resolved` fills them in; run_training saves the
+#: filled-in config in metrics.json.
+MODEL_SETTINGS = ("optimizer", "lr", "augment_shift")
 
 
 @dataclass
@@ -57,7 +62,7 @@ class TrainConfig:
     download: bool | None = None
     epochs: int = 20
     batch_size: int = 64
-    lr: float = 0.05
+    lr: float | None = None
     lr_schedule: str = "constant"
     hidden: list[int] = field(default_factory=lambda: [256])
     hidden_size: int = 64
@@ -66,11 +71,11 @@ class TrainConfig:
     layer_norm: bool = False
     channels: list[int] = field(default_factory=lambda: [8, 16])
     batch_norm: bool = True
-    optimizer: str = "sgd"
+    optimizer: str | None = None
     momentum: float = 0.9
     weight_decay: float = 0.0
     clip_norm: float | None = None
-    augment_shift: int = 2
+    augment_shift: int | None = None
     val_fraction: float = 0.05
     seed: int = 0
     output_dir: str = "runs/latest"
@@ -91,6 +96,8 @@ class TrainConfig:
 
         for name, low in (("epochs", 1), ("batch_size", 1), ("augment_shift", 0), ("seed", 0), ("hidden_size", 1)):
             value = getattr(self, name)
+            if value is None and name in MODEL_SETTINGS:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 fail(name, f"an integer ≥ {low}")
         if not self.hidden or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in self.hidden):
@@ -101,7 +108,7 @@ class TrainConfig:
         for name in ("val_fraction", "dropout", "momentum"):
             if not 0 <= getattr(self, name) < 1:
                 fail(name, "a number in [0, 1)")
-        if not 0 < self.lr < math.inf:
+        if self.lr is not None and not 0 < self.lr < math.inf:
             fail("lr", "a number in (0, inf)")
         if not 0 <= self.weight_decay < math.inf:
             fail("weight_decay", "a number in [0, inf)")
@@ -109,7 +116,7 @@ class TrainConfig:
             fail("clip_norm", "None or a number in (0, inf)")
         if self.lr_schedule not in SCHEDULES:
             fail("lr_schedule", f"one of {SCHEDULES}")
-        if self.optimizer not in OPTIMIZERS:
+        if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
             fail("optimizer", f"one of {OPTIMIZERS}")
         if self.engine not in ENGINES:
             fail("engine", f"one of {ENGINES}")
@@ -119,6 +126,18 @@ class TrainConfig:
             fail("model", f"one of {sorted(MODELS)}")
         if self.activation not in ACTIVATIONS:
             fail("activation", f"one of {sorted(ACTIVATIONS)}")
+
+    def resolved(self) -> TrainConfig:
+        """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift) replaced by the
+        model's default (``model_defaults``); a value given is kept whatever the model.
+
+        Raises:
+            ValueError: for an unknown model name.
+        """
+        from autograd_lab.training.models import model_defaults
+
+        defaults = model_defaults(self.model)
+        return replace(self, **{name: defaults[name] for name in MODEL_SETTINGS if getattr(self, name) is None})
 
 
 @dataclass
@@ -135,11 +154,13 @@ class TrainResult:
 
 
 def make_optimizer(config: TrainConfig, model: Module) -> Optimizer:
-    """The optimizer named by ``config.optimizer`` over ``model.parameters()``.
+    """The optimizer named by ``config.optimizer`` over ``model.parameters()`` (None: the model's default).
 
     Raises:
         ValueError: for an unknown optimizer name.
     """
+    config = config.resolved()
+    assert config.lr is not None  # resolved() filled it in
     if config.optimizer == "sgd":
         return SGD(model.parameters(), lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
     if config.optimizer == "adam":
@@ -176,6 +197,7 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
         ValueError: for invalid settings (:meth:`TrainConfig.check`, run before any data is loaded).
     """
     config.check()
+    config = config.resolved()
     started = time.perf_counter()
     data = load_dataset(config.dataset, config.data_dir, download=config.download, progressbar=config.progress,
                         log=log)

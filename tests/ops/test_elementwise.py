@@ -114,3 +114,28 @@ def test_log_and_sqrt_outside_their_domain_follow_numpy():
         y = LogOp()(Variable.from_numpy([0.0, -1.0])).data
         s = SqrtOp()(Variable.from_numpy([-1.0])).data
     assert y[0] == -np.inf and np.isnan(y[1]) and np.isnan(s[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_is_bit_identical_to_the_select_formulation_it_replaced(dtype):
+    """SigmoidOp's forward computes its numerator as max(z, [x >= 0]) for speed; the values must equal the textbook
+    stable form where(x >= 0, 1, z) / (1 + z) bit for bit, signed zeros, NaN, infinities and underflow included,
+    so that a trained model does not change (and the backward y·(1 - y) likewise)."""
+    rng = np.random.default_rng(5)
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, -87.0, -104.0, -745.0, -800.0, 800.0]
+    x = np.concatenate([30 * rng.standard_normal(5000), rng.standard_normal(5000), specials]).astype(dtype)
+    with np.errstate(all="ignore"):
+        z = np.exp(-np.abs(x))
+        expected = np.where(x >= 0, 1, z) / (1 + z)
+        gy = rng.standard_normal(x.shape).astype(dtype)
+        expected_grad = gy * (expected * (1 - expected))
+    op = SigmoidOp()
+    y = op(Variable.from_numpy(x)).data
+    assert y.dtype == expected.dtype == dtype
+    assert np.array_equal(y, expected, equal_nan=True) and np.array_equal(np.signbit(y), np.signbit(expected))
+    (g,) = op.backward(gy)
+    assert g.dtype == dtype and np.array_equal(g, expected_grad, equal_nan=True)
+    assert np.array_equal(np.signbit(g), np.signbit(expected_grad))
+    x0 = np.array(-3.0, dtype=dtype)  # 0-d: NumPy returns scalars there, which in-place updates must survive
+    z0 = np.exp(-np.abs(x0))
+    assert SigmoidOp().forward(x0) == np.where(x0 >= 0, 1, z0) / (1 + z0)
