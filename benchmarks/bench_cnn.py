@@ -12,9 +12,9 @@ from the same initial weights:
 
 Prints the CPU times (best of ``--repeats`` interleaved runs; CPU time, because the machine may be shared), the ratios
 (goal: autograd-lab ≤ 1.5x PyTorch), the largest parameter difference from the NumPy loop after the epoch, and the
-peak RSS growth after the first of three epochs (goal: flat, < 5 MB). ``--accuracy`` adds the CNN's 15-epoch run on
-the bundled held-out 2,000 images (goal ≥ 98.0%) next to the default MLP run; ``--fashion`` adds 10 epochs on the
-full Fashion-MNIST (goal ≥ 90.5% on its 10,000 test images; needs Debian's dataset-fashion-mnist).
+peak RSS growth after the first of three epochs (goal: flat, < 5 MB). ``--accuracy`` adds the CNN's 15-epoch runs
+(two seeds) on the bundled held-out 2,000 images (goal ≥ 98.0% on average) next to the default MLP run; ``--fashion``
+adds 10 epochs on the full Fashion-MNIST (goal ≥ 90.5% on its 10,000 test images; needs Debian's dataset-fashion-mnist).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from autograd_lab.training.job import TrainConfig, run_training
 
 BATCH, LR, MOMENTUM, EPS, BN_MOMENTUM, SEED = 64, 0.05, 0.9, 1e-5, 0.1, 0
 TARGET_TORCH, MAX_GROWTH_MB, TARGET_ACC, TARGET_FASHION = 1.5, 5.0, 0.980, 0.905
+ACCURACY_SEEDS = (0, 1)
 Arrays = dict[str, np.ndarray]
 
 
@@ -329,19 +330,20 @@ def main(argv: list[str] | None = None) -> int:
           f"{growth:.2f} MB (limit {MAX_GROWTH_MB}): {'PASS' if growth < MAX_GROWTH_MB else 'FAIL'}")
 
     if args.accuracy:
-        runs = {
-            "cnn": TrainConfig(dataset="mnist-bundled", model="cnn", epochs=15, lr=0.05, lr_schedule="cosine",
-                               augment_shift=1, val_fraction=0.0, plots=False, progress=False),
-            "mlp (defaults)": TrainConfig(dataset="mnist-bundled", plots=False, progress=False),
-        }
         print("accuracy on the bundled held-out 2,000 images (trained on 8,000; CPU seconds):")
-        for name, config in runs.items():
+        cnn_scores = []
+        for seed in ACCURACY_SEEDS:  # the score moves by about a point between seeds: show more than one
+            config = TrainConfig(dataset="mnist-bundled", model="cnn", epochs=15, lr=0.05, lr_schedule="cosine",
+                                 augment_shift=1, val_fraction=0.0, plots=False, progress=False, seed=seed)
             acc, seconds, n_params = accuracy_run(config)
-            line = f"  {name:15s} {acc:.2%}  {n_params:7,d} parameters  {config.epochs} epochs  {seconds:5.1f} s"
-            if name == "cnn":
-                ok &= acc >= TARGET_ACC
-                line += f"  (goal ≥ {TARGET_ACC:.1%}): {'PASS' if acc >= TARGET_ACC else 'FAIL'}"
-            print(line)
+            cnn_scores.append(acc)
+            print(f"  cnn, seed {seed}     {acc:.2%}  {n_params:7,d} parameters  15 epochs  {seconds:5.1f} s")
+        mean = float(np.mean(cnn_scores))
+        ok &= mean >= TARGET_ACC
+        print(f"  cnn, mean of {len(cnn_scores)} seeds: {mean:.2%} (goal ≥ {TARGET_ACC:.1%}): "
+              f"{'PASS' if mean >= TARGET_ACC else 'FAIL'}")
+        acc, seconds, n_params = accuracy_run(TrainConfig(dataset="mnist-bundled", plots=False, progress=False))
+        print(f"  mlp (defaults)   {acc:.2%}  {n_params:7,d} parameters  20 epochs  {seconds:5.1f} s")
     if args.fashion:
         config = TrainConfig(dataset="fashion-mnist", model="cnn", epochs=10, lr=0.05, lr_schedule="cosine",
                              augment_shift=0, val_fraction=0.0, plots=False, progress=False, download=False)
