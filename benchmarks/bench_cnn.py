@@ -98,12 +98,18 @@ def _conv_backward(g: np.ndarray, w: np.ndarray, cols: np.ndarray, x_shape: tupl
     return gw, dxp[:, :, 1:-1, 1:-1]
 
 
+def _channel_sum(a: np.ndarray) -> np.ndarray:
+    """Σ over N, H, W as (1, C, 1, 1), batch axis first (the library's order, so the two loops round alike)."""
+    return a.sum(axis=0, keepdims=True).sum(axis=(2, 3), keepdims=True)
+
+
 def _bn_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, stats: list[np.ndarray]
                 ) -> tuple[np.ndarray, tuple]:
     m = x.size // x.shape[1]
-    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    inv_m = np.float32(1 / m)
+    mean = _channel_sum(x) * inv_m
     xc = x - mean
-    var = np.square(xc).sum(axis=(0, 2, 3), keepdims=True) / np.float32(m)
+    var = _channel_sum(np.square(xc)) * inv_m
     rstd = 1 / np.sqrt(var + np.float32(EPS))
     stats[0] = (1 - BN_MOMENTUM) * stats[0] + BN_MOMENTUM * mean.ravel()
     stats[1] = (1 - BN_MOMENTUM) * stats[1] + BN_MOMENTUM * var.ravel() * (m / (m - 1))
@@ -113,11 +119,12 @@ def _bn_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, stats: list[
 
 def _bn_backward(g: np.ndarray, cache: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     xc, rstd, scale, m = cache
-    gb = g.sum(axis=(0, 2, 3), keepdims=True)
-    gg = (g * xc).sum(axis=(0, 2, 3), keepdims=True) * rstd
+    gb = _channel_sum(g)
+    gg = _channel_sum(g * xc) * rstd
+    inv_m = np.float32(1 / m)
     gx = g * scale
-    gx -= xc * (scale * rstd * gg / m)
-    gx -= scale * gb / m
+    gx -= xc * (scale * rstd * gg * inv_m)
+    gx -= scale * gb * inv_m
     return gx, gg.ravel(), gb.ravel()
 
 
