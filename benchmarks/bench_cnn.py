@@ -129,18 +129,22 @@ def _bn_backward(g: np.ndarray, cache: tuple) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _pool_forward(x: np.ndarray) -> np.ndarray:
-    return np.maximum(np.maximum(x[:, :, 0::2, 0::2], x[:, :, 0::2, 1::2]),
-                      np.maximum(x[:, :, 1::2, 0::2], x[:, :, 1::2, 1::2]))
+    best = x[:, :, 0::2, 0::2].copy()
+    for i, j in ((0, 1), (1, 0), (1, 1)):
+        np.maximum(best, x[:, :, i::2, j::2], out=best)
+    return best
 
 
 def _pool_backward(g: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
     gx = np.empty_like(x)
     free = np.ones(out.shape, dtype=bool)
+    wins = np.empty(out.shape, dtype=bool)
     for i in (0, 1):
         for j in (0, 1):
-            wins = (x[:, :, i::2, j::2] == out) & free
+            np.equal(x[:, :, i::2, j::2], out, out=wins)
+            wins &= free
             free &= ~wins
-            gx[:, :, i::2, j::2] = g * wins
+            np.multiply(g, wins, out=gx[:, :, i::2, j::2])
     return gx
 
 
@@ -180,12 +184,12 @@ def epoch_numpy(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
         grads = {"layers.9.weight": e.T @ f, "layers.9.bias": e.sum(axis=0)}
         gq2 = (e @ p["layers.9.weight"]).reshape(q2.shape)
         gr2 = _pool_backward(gq2, r2, q2)
-        gb2 = gr2 * (b2 > 0)
+        gb2 = np.multiply(gr2, b2 > 0, out=gr2)
         gc2, grads["layers.5.weight"], grads["layers.5.bias"] = _bn_backward(gb2, bn2)
         grads["layers.4.weight"], gq1 = _conv_backward(gc2, p["layers.4.weight"], cols2, q1.shape)
         assert gq1 is not None
         gr1 = _pool_backward(gq1, r1, q1)
-        gb1 = gr1 * (b1 > 0)
+        gb1 = np.multiply(gr1, b1 > 0, out=gr1)
         gc1, grads["layers.1.weight"], grads["layers.1.bias"] = _bn_backward(gb1, bn1)
         grads["layers.0.weight"], _ = _conv_backward(gc1, p["layers.0.weight"], cols1, None)
         for k in names:
