@@ -112,7 +112,8 @@ class Conv2DOp(Operator):
         y[n, o, p, q] = Σ_{c, i, j} w[o, c, i, j] · xp[n, c, sh·p + i, sw·q + j]      (xp: x zero-padded)
 
     No kernel flip: this is what every framework calls convolution (Goodfellow, Bengio & Courville, *Deep Learning*,
-    §9.1, eq. 9.6). A bias is a separate ``AddOp`` with a (C_out, 1, 1) bias (see :class:`autograd_lab.nn.Conv2d`).
+    §9.1, eq. 9.6). A bias is a separate ``AddOp``: :class:`autograd_lab.nn.Conv2d` reshapes its (C_out,) bias
+    to (C_out, 1, 1) so that it broadcasts over the pixels.
 
     Forward: X = im2col(xp) (N, C_in·kH·kW, L), L = H_out·W_out; Y = W X with W = w.reshape(C_out, -1), one GEMM
     batched over N. Backward (the chain rule through that product, as for MatMulOp):

@@ -78,6 +78,21 @@ def test_forged_metadata_is_ignored_and_named(tmp_path: Path, submission: nbform
     assert answer_of(job, "add_op_forward_test").source.startswith("y = AddOp()")  # the source's test ran
 
 
+def test_an_answer_cell_that_lost_its_nbgrader_metadata_is_found_by_its_cell_id(
+    tmp_path: Path, submission: nbformat.NotebookNode
+) -> None:
+    """Found by a hostile-student review: answers whose cells lost metadata.nbgrader were graded as stubs (0 points)
+    although each cell id still names the answer. Damaged metadata must never change a correct score."""
+    cell = next(c for c in submission.cells if gid(c) == "sum_of_squares_code")
+    cell.source = "def sum_of_squares(x):\n    return float((x * x).sum())\n"
+    for c in submission.cells:
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            del c.metadata["nbgrader"]
+    job = assemble.assemble(SOURCE, write(tmp_path, submission))
+    assert answer_of(job, "sum_of_squares_code").source == cell.source
+    assert any("lost its nbgrader metadata" in m and "sum_of_squares_code" in m for m in job.ignored), job.ignored
+
+
 def test_a_forged_checksum_is_named(tmp_path: Path, submission: nbformat.NotebookNode) -> None:
     release = nbformat.read(SOURCE, as_version=4)
     for cell in release.cells:

@@ -223,12 +223,21 @@ def _pick_answers(
 ) -> tuple[dict[str, str], list[str]]:
     """Answer texts by grade_id (first match wins) and the list of what else the submission held."""
     by_id = {source_meta(c).get("grade_id"): k for c, k in zip(template.cells, kinds) if source_meta(c)}
+    # A cell whose nbgrader metadata was lost is still known by its cell id (the release keeps the source's ids).
+    answer_by_cell_id = {c.get("id"): source_meta(c).get("grade_id") for c, k in zip(template.cells, kinds)
+                         if k == ANSWER and c.get("id")}
+    answer_by_cell_id.update({c.get("id"): gid for gid, c in released.items()
+                              if gid and c.get("id") and by_id.get(gid) == ANSWER})
     answers: dict[str, str] = {}
     ignored: list[str] = []
     seen: set[str] = set()
     for cell in sub_cells:
         meta = source_meta(cell)
         gid = meta.get("grade_id")
+        if (not isinstance(gid, str) or not gid) and not meta.get("grade") and not meta.get("locked"):
+            gid = answer_by_cell_id.get(cell.get("id"))
+            if gid and gid not in seen:
+                ignored.append(f"answer cell '{gid}' had lost its nbgrader metadata; it was found by its cell id")
         if not isinstance(gid, str) or not gid:
             continue
         kind = by_id.get(gid)

@@ -51,10 +51,17 @@ _RAW_MEMORY_AND_FILES = ("ctypeslib", "ctypes", "as_strided", "frombuffer", "loa
                          "read_idx", "write_idx", "write_c", "export_c", "fetch", "load_dataset", "cache_root",
                          "render", "pipe", "view")
 _SKIPPING_ARRAYS = ("ma", "masked_array", "MaskedArray", "matrix", "asmatrix")
+#: Library helpers that set arbitrary attributes (update_wrapper can swap a function's code), evaluate strings
+#: (singledispatch's register reads string annotations with eval) or walk attributes named in a string
+#: (str.format's "{0.__globals__}"): each is a way around the rules above.
+_HIDDEN_SETATTR_OR_EVAL = ("update_wrapper", "wraps", "singledispatch", "singledispatchmethod", "format",
+                           "format_map", "attrgetter", "methodcaller")
 #: Attribute names refused on whatever object, with the reason given to the student.
 DENIED_ATTRIBUTES: dict[str, str] = {
     **dict.fromkeys(_FRAMES, "it reaches frames, code objects or the objects of other code"),
     **dict.fromkeys(_RAW_MEMORY_AND_FILES, "it reaches files, processes, the network or raw memory"),
+    **dict.fromkeys(_HIDDEN_SETATTR_OR_EVAL, "it sets attributes, evaluates strings or reads attributes named in a "
+                                             "string behind the scenes (use an f-string to format text)"),
     **dict.fromkeys(_SKIPPING_ARRAYS, "masked arrays and matrices compare and reduce differently from arrays, so "
                                       "a test could pass on wrong values"),
 }

@@ -38,6 +38,8 @@ import traceback
 import types
 from typing import Any
 
+from autograd_lab.course.grading import audit
+
 MIB = 1024**2
 
 
@@ -365,6 +367,7 @@ def main() -> None:
     ns = _namespace(job)
     runner = _Cell(ns, budget, figures=False)
     ns["display"] = runner.display
+    audit.arm()  # from here on student code runs; the feedback child arms itself the same way
     for cell in cells:
         filename = f"<cell {cell['index']}: {cell['grade_id'] or 'unnamed'}>"
         if cell["kind"] in ("answer", "helper"):

@@ -101,6 +101,8 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
         "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
         "--ro-bind", package, f"{PACKAGE_MOUNT}/autograd_lab",
         "--dev", "/dev",
+        # bwrap's /dev has a writable shm of its own, outside the scratch budget: cover it with a tiny tmpfs.
+        "--size", str(MIB), "--perms", "1777", "--tmpfs", "/dev/shm",
         "--size", str(int(limits.scratch_mb) * MIB), "--perms", "1777", "--tmpfs", "/tmp",
         "--chdir", "/tmp",
         "--setenv", "PYTHONPATH", PACKAGE_MOUNT,
