@@ -367,7 +367,8 @@ def main() -> None:
     ns = _namespace(job)
     runner = _Cell(ns, budget, figures=False)
     ns["display"] = runner.display
-    audit.arm()  # from here on student code runs; the feedback child arms itself the same way
+    # From here on student code runs (the feedback child, forked before, only makes outputs for feedback).
+    audit.arm(frozenset(f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>" for c in cells if c["kind"] == "answer"))
     for cell in cells:
         filename = f"<cell {cell['index']}: {cell['grade_id'] or 'unnamed'}>"
         if cell["kind"] in ("answer", "helper"):

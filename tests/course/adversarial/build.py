@@ -283,6 +283,16 @@ CASES: dict[str, Case] = {
     "lying_array_subclass": Case("lying objects", (answer(SQUARES, (
         "class Lie(np.ndarray):\n    def all(self, *args, **kwargs):\n        return True\n\n\n"
         "def sum_of_squares(x):\n    return 0.0")),), 4, _refused_squares("subclassing `np.ndarray` is not allowed")),
+    # Found by a fresh hostile-student review: library helpers that setattr or eval behind the static check's back.
+    "update_wrapper_code_swap": Case("monkeypatch through the standard library", (answer(ADD, WRONG_ADD + (
+        "\n\nimport functools\n\n\ndef _keep(*a, **k):\n    return None\n\n\n"
+        "def neutralise():\n    functools.update_wrapper(np.allclose, _keep, ('__code__',))")),), 1,
+        _refused_add("`.update_wrapper` is not allowed")),
+    "singledispatch_eval": Case("code from text through the standard library", (answer(ADD, (
+        "import functools\n\n\ndef base(x):\n    return x\n\n\ndef hook(x: \"exec('import os') or int\"):\n"
+        "    return x\n\n\nclass AddOp(Operator):\n    def forward(self, a, b):\n"
+        "        functools.singledispatch(base).register(hook)\n")),), 1,
+        _refused_add("`.singledispatch` is not allowed")),
     "masked_array": Case("lying objects", (answer(ADD, ADD_SOLUTION.replace(
         "        return a + b", "        return np.ma.masked_array(a - b, mask=True)")),), 1,
         _refused_add("`.masked_array` is not allowed")),
