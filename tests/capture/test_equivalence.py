@@ -1,6 +1,6 @@
 """Replay gives bit-identical results to the eager engine: a whole epoch of training, per model builder.
 
-To add a model (the CNN), add a builder to MODELS: a function of a generator returning a Module that maps
+To add a model, add a builder to MODELS: a function of a generator returning a Module that maps
 (N, 784) float32 images to (N, 10) logits, with its dropout / normalisation switched on. The recurrent models
 (RECURRENT) unroll 28 steps, so their epoch is a short slice of the bundled MNIST subset instead.
 """
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from autograd_lab.data import load_bundled_mnist
-from autograd_lab.nn import MLP, SequenceClassifier
+from autograd_lab.nn import CNN, MLP, SequenceClassifier
 from autograd_lab.nn.module import Module
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.training.loop import fit, seeded_generators, train_epoch, training_step
@@ -21,6 +21,7 @@ from autograd_lab.training.loop import fit, seeded_generators, train_epoch, trai
 MODELS: dict[str, Callable[[np.random.Generator], Module]] = {
     "mlp-dropout-layernorm": lambda rng: MLP([784, 32, 16, 10], dropout=0.2, layer_norm=True, rng=rng),
     "mlp-plain": lambda rng: MLP([784, 24, 10], rng=rng),
+    "cnn-batchnorm-dropout": lambda rng: CNN(channels=(4, 8), dropout=0.2, rng=rng),
 }
 
 RECURRENT: dict[str, Callable[[np.random.Generator], Module]] = {
@@ -53,7 +54,9 @@ def one_epoch(build: Callable[[np.random.Generator], Module], engine: str, make_
     x, y = data(n)
     plan = training_step(model, opt.params) if engine == "plan" else "eager"
     scores = train_epoch(model, opt, x, y, 64, order_rng, engine=plan, augment_shift=augment_shift)
-    return [p.numpy() for p in model.parameters()], scores, plan
+    # Parameters, then batch norm's running statistics (updated inside forward, so replay must update them too).
+    state = [p.numpy() for p in model.parameters()] + [getattr(h, a) for _, h, a in model.named_buffers()]
+    return state, scores, plan
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
