@@ -93,6 +93,8 @@ def input_output_sizes(model: Module) -> tuple[int, int]:
         return model.sizes[0], model.sizes[-1]
     if isinstance(model, CNN):
         return int(np.prod(model.image_shape)), model.n_classes
+    if isinstance(model, SequenceClassifier):
+        return model.sizes[0], model.sizes[-1]
     raise TypeError(f"input_output_sizes: unknown model class {type(model).__name__}")
 
 

@@ -85,6 +85,8 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
         "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
         "--die-with-parent", "--new-session", "--clearenv",
         "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        # The scratch first: binds below it (a checkout or virtualenv that lives under /tmp) stay visible.
+        "--size", str(int(limits.scratch_mb) * MIB), "--perms", "1777", "--tmpfs", "/tmp",
         "--ro-bind", "/usr", "/usr",
         "--ro-bind", python_home, python_home,
     ]
@@ -103,7 +105,6 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
         "--dev", "/dev",
         # bwrap's /dev has a writable shm of its own, outside the scratch budget: cover it with a tiny tmpfs.
         "--size", str(MIB), "--perms", "1777", "--tmpfs", "/dev/shm",
-        "--size", str(int(limits.scratch_mb) * MIB), "--perms", "1777", "--tmpfs", "/tmp",
         "--chdir", "/tmp",
         "--setenv", "PYTHONPATH", PACKAGE_MOUNT,
         "--setenv", "HOME", "/tmp",
