@@ -211,3 +211,14 @@ def test_the_autograde_command_checks_its_options(tmp_path: Path, capsys: pytest
     from autograd_lab.course.grading.limits import course_limits
 
     assert course_limits(tmp_path).memory_mb == 999
+
+
+def test_hidden_inputs_differ_between_students_and_are_stable_for_one() -> None:
+    """A hostile-student review printed a hidden test's generator state in its feedback: with seeds shared by the
+    class, that was every classmate's hidden input. Seeds are now mixed with the student id."""
+    from autograd_lab.course.grading.batch import per_student_seeds
+
+    seeds = {"add_op_test": 12345, "sum_to_shape_test": 678}
+    alice, bob = per_student_seeds(seeds, "alice"), per_student_seeds(seeds, "bob")
+    assert alice == per_student_seeds(seeds, "alice") and set(alice) == set(seeds)
+    assert all(alice[t] != bob[t] for t in seeds) and all(alice[t] != seeds[t] for t in seeds)

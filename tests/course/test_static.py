@@ -76,7 +76,10 @@ REFUSED: dict[str, tuple[str, int, str]] = {
     "shadow_builtin": ("def isinstance(a, b):\n    return True\n", 1, "would hide Python's builtin"),
     "global_protected": ("def f():\n    global rng\n    rng = None\n", 2, "`global rng`"),
     "import_os": ("import os\n", 1, "importing `os` is not allowed"),
-    "import_sys_in_body": ("def f():\n    import sys\n    return sys\n", 2, "importing `sys` is not allowed"),
+    "import_sys_in_body": ("def f():\n    import sys\n    return sys\n", 2, "imports belong at the top"),
+    # Found by a hostile-student review: a module imported in a body was a local name, free to alias and patch.
+    "import_allowed_module_in_body": ("def f():\n    import numpy as n\n    m = n\n    m.allclose = f\n", 2,
+                                      "imports belong at the top"),
     "import_course": ("from autograd_lab.course import checks as c\n", 1, "importing "
                                                                         "`autograd_lab.course.checks`"),
     "import_ctypeslib": ("from numpy import ctypeslib\n", 1, "importing `ctypeslib` is not allowed"),
@@ -158,7 +161,9 @@ REFUSED: dict[str, tuple[str, int, str]] = {
                             "        return autograd_lab.ops.SubOp().forward(a, b)\n", 3,
                             "reference implementation"),
     "reference_import_in_body": ("def f():\n    from autograd_lab.ops import SubOp\n    return SubOp\n", 2,
-                                 "is the reference implementation"),
+                                 "imports belong at the top"),
+    "module_attribute_to_os": ("import autograd_lab.variable as var\n\n\ndef f():\n    return var.sys.modules\n", 5,
+                               "`var.sys` is the module `sys`"),
     "reference_method": ("def topo_sort(root):\n    return Engine.topo_sort(root)\n", 2,
                          "reaches the reference implementation"),
     "magic": ("%timeit 1\n", 1, "IPython magics"),

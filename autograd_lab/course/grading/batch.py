@@ -7,6 +7,7 @@ order, so a parallel batch writes exactly what a sequential one writes.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -57,6 +58,13 @@ def grading_seeds(tags: list[str], course_dir: Path | None = None) -> dict[str, 
                     raise SecretError(f"the grading secret file {where} is inside {root}, where it would be "
                                       f"published with the course; keep it outside (docs/instructor.md)")
     return {tag: checks.grading_seed(tag) for tag in tags}
+
+
+def per_student_seeds(seeds: dict[str, int], student: str) -> dict[str, int]:
+    """Each student's own hidden inputs: the secret-derived seed of each tag mixed with the student id (SHA-256), so
+    what one student's feedback might show about a hidden test's inputs tells nothing about a classmate's."""
+    return {tag: int.from_bytes(hashlib.sha256(f"{seed}\0{student}".encode()).digest()[:8], "little")
+            for tag, seed in seeds.items()}
 
 
 def _points(points: float) -> str:
@@ -195,7 +203,7 @@ def grade_batch(
         if job is None or job.unreadable:
             return Outcome(student, job, messages=list(messages))
         try:
-            outcome = run_one(job, student, limits, unsafe, seeds)
+            outcome = run_one(job, student, limits, unsafe, per_student_seeds(seeds, student))
         except Exception as exc:  # a fault of the grader itself: this student scores 0 and is told, the batch goes on
             return Outcome(student, job, messages=[*messages, f"the grader failed on this submission "
                                                               f"({type(exc).__name__}: {exc}); grade it again"])

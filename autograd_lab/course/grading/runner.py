@@ -272,7 +272,8 @@ def _reap(pid: int, deadline: float) -> int:
 #: Modules whose attributes each test process puts back as they were before any student code ran: a definition
 #: that slipped a monkeypatch past the static check (``np.allclose = ...``) cannot carry it into the tests.
 PRISTINE = ("builtins", "numpy", "numpy.random", "numpy.testing", "numpy.linalg", "math",
-            "autograd_lab.course.checks")
+            "autograd_lab", "autograd_lab.ops", "autograd_lab.engine", "autograd_lab.variable",
+            "autograd_lab.operator", "autograd_lab.gradcheck", "autograd_lab.course.checks")
 
 
 class _Pristine:
@@ -413,7 +414,8 @@ def _clean_output(out: Any) -> dict[str, Any]:
         return {"output_type": "stream", "name": "stderr" if out["name"] == "stderr" else "stdout",
                 "text": str(out["text"])}
     if kind in ("display_data", "execute_result"):
-        data = {str(k): str(v) for k, v in dict(out["data"]).items()}
+        # Only plain text and PNG ever leave the sandbox: a forged record cannot carry HTML or script.
+        data = {str(k): str(v) for k, v in dict(out["data"]).items() if k in ("text/plain", "image/png")}
         clean: dict[str, Any] = {"output_type": kind, "data": data, "metadata": {}}
         if kind == "execute_result":
             clean["execution_count"] = None

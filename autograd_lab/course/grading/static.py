@@ -265,6 +265,11 @@ class _Checker:
         return False
 
     def import_(self, node: ast.Import | ast.ImportFrom, local: _Scope | None = None) -> None:
+        if local is not None:
+            # A module bound inside a body is a local name: it could be aliased and its attributes written without
+            # the module rules seeing it (found by a hostile-student review).
+            self.refuse(node, "imports belong at the top of the answer cell, not inside a function or class")
+            return
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             self.refuse(node, "`import *` is not allowed in an answer cell; import the names you need")
             return
