@@ -40,8 +40,8 @@ train: $(STAMP_TRAIN)  ## the main job: set up, then train the MLP on MNIST (off
 test: setup  ## set up and run the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-test-fast: setup-python  ## the fast tests only (about half a minute)
-	$(BIN)/python -m pytest -m "not slow" -q
+test-fast: setup-python  ## the fast tests only (about a minute on 2 cores)
+	$(BIN)/python -m pytest -m "not slow" -q -n 2
 
 lint:  ## ruff and mypy
 	$(BIN)/ruff check autograd_lab tests benchmarks scripts
