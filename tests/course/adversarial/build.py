@@ -26,6 +26,8 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from ..submissions import full_solution
+
 ASSIGNMENT = "91_hostile"
 MAX_SCORE = 5.0
 ADD, SQUARES = "add_op_code", "sum_of_squares_code"
@@ -156,16 +158,6 @@ def _gid(cell: NotebookNode) -> str | None:
 
 def _cell(nb: NotebookNode, gid: str) -> NotebookNode:
     return next(c for c in nb.cells if _gid(c) == gid)
-
-
-def full_solution(release: NotebookNode, source: NotebookNode) -> NotebookNode:
-    """The release with every answer cell holding the instructor's answer (markers kept, as a student would)."""
-    answers = {_gid(c): c.source for c in source.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
-    nb = copy.deepcopy(release)
-    for cell in nb.cells:
-        if _gid(cell) in answers:
-            cell.source = answers[_gid(cell)]
-    return nb
 
 
 Patch = Callable[[NotebookNode], None]
