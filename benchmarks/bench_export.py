@@ -6,11 +6,14 @@ Counts (goals: issue 4, MLP: host float <= 2, Cortex-M4 float <= 3 and int8 <= 1
 CNN conv layers on the Cortex-M4: float <= 3, int8 <= 2):
 * host: callgrind's instruction count inside ``<name>_predict`` (``--toggle-collect``), over 10 inferences;
 * Cortex-M4 (QEMU mps2-an386): one inference run with ``-singlestep -d nochain,exec``, so that QEMU logs every
-  executed instruction, counted where the PC lies inside the model's functions (``<name>_predict`` and its kernels).
+  executed instruction (one instruction per translation block, each block logged when it runs); counted are all
+  the instructions from the first of ``<name>_predict`` to its last, whatever function they lie in.
   For the CNN the trace is cut into the kernel calls ``<name>_predict`` makes (each maximal run of instructions
   outside predict's own code is one call, in step order), so each conv layer gets its own count: everything the
   layer executes (patch gathering, input quantization, the dense kernel, bias, activation, pooling, requantization)
-  divided by its real MACs (padding MACs not counted).
+  divided by its MACs, counted two ways: the usual oh * ow * C_out * kh * kw * C_in (the zero padding's products
+  included, although the kernels skip or waste them as they like) and the products with real input pixels only
+  (the stricter count; both are printed).
 The models: an MLP 784-128-10 (ReLU) with fixed random weights, and the shipped pretrained CNN
 (``autograd_lab.export.pretrained``), float32 and int8; instruction counts do not depend on the weights' values.
 Code size of the conv kernels: the ELF's symbol sizes of ``al_conv_*`` and the helpers it calls.
@@ -47,30 +50,33 @@ def host_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarr
 
 
 def m4_trace(model_dir: Path, name: str, x: np.ndarray, work: Path) -> tuple[np.ndarray, list, dict[str, int]]:
-    """One inference on the Cortex-M4 board with QEMU logging every instruction: the PCs executed inside the
-    model's functions, predict's own address range, and the sizes (bytes) of the model's functions."""
+    """One inference on the Cortex-M4 board with QEMU logging every instruction: the PCs executed from the first
+    instruction of ``<name>_predict`` to its last (everything the call executes, including any library routine a
+    kernel calls, such as memset or roundf), predict's own address range, and the sizes (bytes) of the model's
+    functions."""
     b.write_samples_header(model_dir / "samples.h", name, x[:1])
     elf, _ = b.build_mcu(model_dir, name, "m4f", work, model_dir / "samples.h")
-    ranges, sizes, own = [], {}, (0, 0)
+    sizes, own = {}, (0, 0)
     for line in b.run(["arm-none-eabi-nm", "-S", "--defined-only", str(elf)], "nm").stdout.decode().splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[2] in "tT" and (parts[3] == f"{name}_predict" or parts[3].startswith("al_")):
             start = int(parts[0], 16) & ~1
-            ranges.append((start, start + int(parts[1], 16)))
             sizes[parts[3]] = int(parts[1], 16)
             if parts[3] == f"{name}_predict":
-                own = ranges[-1]
+                own = (start, start + int(parts[1], 16))
     log = work / "exec.log"
+    # -singlestep: one guest instruction per translation block; nochain: every block goes through the logger;
+    # -d exec: one "Trace" line per executed block, i.e. per executed instruction
     subprocess.run(["timeout", "600", "qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
                     "-semihosting-config", "enable=on,target=native", "-kernel", str(elf), "-singlestep",
                     "-d", "nochain,exec", "-D", str(log)], capture_output=True, check=True)
     pcs = np.array([int(m.group(1), 16) for m in re.finditer(r"^Trace \S+ \S+ \[[0-9a-f]+/([0-9a-f]+)/",
                                                               log.read_text(), re.M)], dtype=np.int64)
     log.unlink()
-    inside = np.zeros(len(pcs), dtype=bool)
-    for lo, hi in ranges:
-        inside |= (pcs >= lo) & (pcs < hi)
-    return pcs[inside], [own], sizes
+    in_predict = np.flatnonzero((pcs >= own[0]) & (pcs < own[1]))
+    if len(in_predict) == 0:
+        raise RuntimeError(f"{name}_predict never ran on the board")
+    return pcs[in_predict[0]:in_predict[-1] + 1], [own], sizes
 
 
 def m4_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarray, work: Path) -> float:
@@ -83,6 +89,19 @@ def m4_calls(pcs: np.ndarray, own: tuple[int, int]) -> list[int]:
     outside = ~((pcs >= own[0]) & (pcs < own[1]))
     edges = np.flatnonzero(np.diff(np.concatenate([[0], outside.astype(np.int8), [0]])))
     return [int(e - s) for s, e in zip(edges[0::2], edges[1::2])]
+
+
+def real_macs(g: dict) -> int:
+    """Products of a weight with an input pixel (not with the zero padding) that a conv step needs: over the conv
+    pixels its output depends on (with a fused pool, those under some pool window), C_in * C_out per in-image tap."""
+    if g["pkh"]:
+        rows = sorted({oy * g["psy"] + i for oy in range(g["ph"]) for i in range(g["pkh"])})
+        cols = sorted({ox * g["psx"] + j for ox in range(g["pw"]) for j in range(g["pkw"])})
+    else:
+        rows, cols = list(range(g["oh"])), list(range(g["ow"]))
+    taps_y = sum(sum(0 <= y * g["sy"] - g["py"] + i < g["h"] for i in range(g["kh"])) for y in rows)
+    taps_x = sum(sum(0 <= x * g["sx"] - g["px"] + j < g["w"] for j in range(g["kw"])) for x in cols)
+    return taps_y * taps_x * g["cin"] * g["cout"]
 
 
 def cnn_rows(data, tmp: Path) -> None:
@@ -114,7 +133,9 @@ def cnn_rows(data, tmp: Path) -> None:
             continue
         for step, count in zip(steps, calls):
             if step.kind in ("conv", "conv_q8", "conv_to_q8"):
-                print(f"    {step.where}: {step.macs:,} MACs, {count:,} instructions, {count / step.macs:.2f} per MAC")
+                real = real_macs(step.params["geom"])
+                print(f"    {step.where}: {step.macs:,} MACs ({real:,} without the padding), {count:,} instructions,"
+                      f" {count / step.macs:.2f} per MAC ({count / real:.2f} per MAC without the padding)")
             else:
                 print(f"    {step.kind}: {count:,} instructions")
 

@@ -349,7 +349,7 @@ class _Emitter:
         from autograd_lab.export.conv import GEOM_FIELDS
 
         ident = self.names.unique(name)
-        values = ", ".join(str(int(geom[f])) for f in GEOM_FIELDS)
+        values = ", ".join(str(int(geom.get(f, 0))) for f in GEOM_FIELDS)
         self.constants.append(f"/* {', '.join(GEOM_FIELDS)} */\nstatic const al_conv_geom {ident} = {{{values}}};")
         self.flash_bytes += 4 * len(GEOM_FIELDS)
         return ident
@@ -364,16 +364,19 @@ class _Emitter:
         geom = self.geometry(f"{name}_geom", g)
         b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
         shape = f"{g['cout']} x {g['cin']} x {g['kh']} x {g['kw']}"
-        if s.kind == "conv":
+        if s.kind in ("conv", "conv_to_q8") and g.get("direct"):
+            w = self.array(f"{name}_rows", p["weight"], f"{name}: {shape} as {p['m']} rows of the 3 x 3 window")
+        elif s.kind in ("conv", "conv_to_q8"):
             w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
-            f_buffers = ", ".join(self.ref(t) for t in s.scratch)  # patch, patch2, pixel, pixel2
+        if s.kind == "conv":
+            # patch, patch2, pixel, pixel2 (none for the direct kernel)
+            f_buffers = ", ".join([self.ref(t) for t in s.scratch] + ["NULL"] * (4 - len(s.scratch)))
             return (f"    al_conv_f32({x}, {w}, {b}, {y}, {f_buffers}, &{geom}, {p['act']}, "
                     f"{f32_literal(p['slope'])}, 0, {g['ph']});")
         if s.kind == "conv_to_q8":
-            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
-                           f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
-            row_buffers = ", ".join(self.ref(t) for t in s.scratch)  # row, patch, patch2, pixel, pixel2
+            # row, patch, patch2, pixel, pixel2 (only the row for the direct kernel)
+            row_buffers = ", ".join([self.ref(t) for t in s.scratch] + ["NULL"] * (5 - len(s.scratch)))
             return (f"    al_conv_f32_q8({x}, {w}, {b}, {y}, {f32_literal(p['out_inv_scale'])}, {row_buffers}, "
                     f"&{geom}, {p['act']}, {f32_literal(p['slope'])});")
         w = self.array(f"{name}_q8", p["words"], f"{name}: int8, {shape} as {p['mp']} rows of {p['kp']} (padded), "

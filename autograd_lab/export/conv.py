@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 #: Field order of the C struct ``al_conv_geom`` (templates/conv_geom.c); pooling steps use the same struct.
 GEOM_FIELDS = ("cin", "h", "w", "sc", "sh", "sw", "kh", "kw", "sy", "sx", "py", "px", "oh", "ow", "cout",
-               "pkh", "pkw", "psy", "psx", "ph", "pw")
+               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct")
 
 
 def pair(value: Any, what: str, where: str) -> tuple[int, int]:
@@ -178,18 +178,30 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     patch = kh * kw * cin
     # Patch order (kh, kw, c_in): the same order in which al_patch_* gathers the receptive field.
     matrix = np.ascontiguousarray(weight.transpose(0, 2, 3, 1).reshape(cout, patch))
+    direct = is_direct(cin, sw, (kh, kw), (sy, sx), pool)
     geom = dict(cin=cin, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow,
-                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw)
+                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct))
     params: dict[str, Any] = {"geom": geom, "k": patch, "m": cout, "weight": matrix, "weight_name": wt.name,
                               "bias": bias, "bias_name": f"{wt.name}_bias", "act": act, "slope": slope}
     for n in absorbed:
         lowering.fused.add(id(n))
         where += f" + {n.op_class} at node {n.index}"
-    # two patches and two pixels' sums: al_conv_f32 computes two window positions at once
-    scratch = [Tensor(f"{wt.name}_patch", (patch,), "act"), Tensor(f"{wt.name}_patch2", (patch,), "act"),
-               Tensor(f"{wt.name}_pixel", (cout,), "act"), Tensor(f"{wt.name}_pixel2", (cout,), "act")]
+    # two patches and two pixels' sums: al_conv_f32 computes two window positions at once (the direct kernel keeps
+    # everything in registers)
+    scratch = [] if direct else [Tensor(f"{wt.name}_patch", (patch,), "act"),
+                                 Tensor(f"{wt.name}_patch2", (patch,), "act"),
+                                 Tensor(f"{wt.name}_pixel", (cout,), "act"),
+                                 Tensor(f"{wt.name}_pixel2", (cout,), "act")]
     step = Step("conv", [x], out, params, where, oh * ow * cout * patch, scratch=scratch)
     return lowering.emit_hwc(step, (cout, ph, pw))
+
+
+def is_direct(cin: int, sw: int, kernel: tuple[int, int], stride: tuple[int, int],
+              pool: tuple[int, int, int, int]) -> bool:
+    """Whether ``al_conv3x3_pool2_f32`` (templates/conv_f32.c) computes the layer: a 3x3 kernel of stride 1 on one
+    input channel whose pixels are adjacent (element stride ``sw`` 1), with a fused 2x2 max pool of stride 2 (the
+    usual first layer of a small CNN). Its weights are then written as plain rows instead of the dense blocks."""
+    return cin == 1 and sw == 1 and kernel == (3, 3) and stride == (1, 1) and pool == (2, 2, 2, 2)
 
 
 def _per_channel_bias(add: Node, conv_out: Tensor, cout: int) -> np.ndarray | None:
@@ -239,7 +251,7 @@ def lower_pool(lowering: Lowering, node: Node, where: str) -> Step:
     if oh < 1 or ow < 1 or node.output.shape != (1, c, oh, ow):
         raise ExportError(f"{where}: a {kh}x{kw} window on {h}x{w} gives {oh}x{ow}, the op says {node.output.shape}")
     geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=0, px=0, oh=oh, ow=ow, cout=c,
-                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow)
+                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0)
     kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
     step = Step(kind, [x], node.output, {"geom": geom}, where)
     return lowering.emit_hwc(step, (c, oh, ow))

@@ -172,11 +172,13 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
             acc = acc * (F32(1) / F32(g["kh"] * g["kw"]))
         return acc.reshape(n, -1)
     if s.kind == "conv_to_q8":
-        # the C order exactly: each sum over the patch in order, float32 products and sums (never fused)
+        # the C order exactly: each sum over the patch in order, float32 products and sums (never fused); the
+        # direct 3x3 kernel starts from the first product, the dense kernels from 0 (only the sign of a zero sum
+        # can differ)
         patches = _patches(x, g)
         w = np.asarray(p["weight"], dtype=F32)
-        y = np.zeros((*patches.shape[:3], w.shape[0]), dtype=F32)
-        for col in range(w.shape[1]):
+        y = patches[..., 0, None] * w[:, 0] if g.get("direct") else np.zeros((*patches.shape[:3], w.shape[0]), F32)
+        for col in range(1 if g.get("direct") else 0, w.shape[1]):
             y = y + patches[..., col, None] * w[:, col]
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)

@@ -37,49 +37,69 @@ static void al_dense2_f32(const float *x0, const float *x1, const float *w, floa
     }
 }
 
-/* The common first layer, a 3x3 conv (stride 1) on one channel followed by a 2x2 max pool (stride 2), computed
-   directly: per pooled output, the 4x4 input tile under its four conv pixels is loaded once (zeros for padding), and
-   per output channel the 9 weights are loaded once for the 36 multiply-accumulates. Each conv pixel's sum runs over
-   the window in row-major order from 0, as in al_dense_f32, so the bits are those of the general path. Writes the
-   pooled raw sums (no bias, no activation) for channels 0..cout-1 to out. */
-static void al_conv3x3_c1_pool2(const float *x, const float *w, float *out, const al_conv_geom *g, int oy, int ox)
+/* The common first layer, computed directly: a 3x3 conv (stride 1) on one input channel, a fused 2x2 max pool of
+   stride 2, then the bias and the activation. Weights w: cout rows of 9, the window in row-major order (plain rows,
+   not the dense kernel's blocks: each channel's 9 weights are loaded once, at fixed offsets from one pointer).
+   Per pooled output, the 4x4 input tile under its four conv pixels is loaded once into registers (zeros where it
+   overlaps the padding; only tiles at the image border pay for the bounds checks), then per output channel 36
+   multiply-accumulates, the maximum of the four sums, the bias and the activation, all in registers: the loop is
+   short (9 weights), so the overhead per channel is what this kernel is about.
+   Each conv pixel's sum runs over the window in row-major order, starting from the first product. The input has one
+   channel, so its pixels are adjacent whatever the layout (g->sw == 1, checked by the lowering). Computes output
+   rows oy0 <= oy < oy1 into y, channels last. */
+static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b, float *y, const al_conv_geom *g,
+                                 int act, float slope, int oy0, int oy1)
 {
-    const int k = 9, nb = g->cout / 8;
-    const int iy = 2 * oy - g->py, ix = 2 * ox - g->px;
-    const int inside = iy >= 0 && iy + 4 <= g->h && ix >= 0 && ix + 4 <= g->w;
-    int c;
-#define AL_TILE(i, j) (inside || (iy + (i) >= 0 && iy + (i) < g->h && ix + (j) >= 0 && ix + (j) < g->w) \
-                       ? x[(iy + (i)) * g->sh + (ix + (j)) * g->sw] : 0.0f)
-    const float t0 = AL_TILE(0, 0); const float t1 = AL_TILE(0, 1);
-    const float t2 = AL_TILE(0, 2); const float t3 = AL_TILE(0, 3);
-    const float t4 = AL_TILE(1, 0); const float t5 = AL_TILE(1, 1);
-    const float t6 = AL_TILE(1, 2); const float t7 = AL_TILE(1, 3);
-    const float t8 = AL_TILE(2, 0); const float t9 = AL_TILE(2, 1);
-    const float t10 = AL_TILE(2, 2); const float t11 = AL_TILE(2, 3);
-    const float t12 = AL_TILE(3, 0); const float t13 = AL_TILE(3, 1);
-    const float t14 = AL_TILE(3, 2); const float t15 = AL_TILE(3, 3);
+    const int sh = g->sh;
+    int oy, ox, c;
+    for (oy = oy0; oy < oy1; ++oy) {
+        const int iy = 2 * oy - g->py;
+        for (ox = 0; ox < g->pw; ++ox) {
+            const int ix = 2 * ox - g->px;
+            float *out = y + ((oy - oy0) * g->pw + ox) * g->cout;
+            const float *wc = w;
+            float t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+            if (iy >= 0 && iy + 4 <= g->h && ix >= 0 && ix + 4 <= g->w) {
+                /* inside the image: four rows of four adjacent pixels */
+                const float *r = x + iy * sh + ix;
+                t0 = r[0]; t1 = r[1]; t2 = r[2]; t3 = r[3];
+                r += sh;
+                t4 = r[0]; t5 = r[1]; t6 = r[2]; t7 = r[3];
+                r += sh;
+                t8 = r[0]; t9 = r[1]; t10 = r[2]; t11 = r[3];
+                r += sh;
+                t12 = r[0]; t13 = r[1]; t14 = r[2]; t15 = r[3];
+            } else {
+#define AL_TILE(i, j) (iy + (i) >= 0 && iy + (i) < g->h && ix + (j) >= 0 && ix + (j) < g->w \
+                       ? x[(iy + (i)) * sh + ix + (j)] : 0.0f)
+                t0 = AL_TILE(0, 0); t1 = AL_TILE(0, 1); t2 = AL_TILE(0, 2); t3 = AL_TILE(0, 3);
+                t4 = AL_TILE(1, 0); t5 = AL_TILE(1, 1); t6 = AL_TILE(1, 2); t7 = AL_TILE(1, 3);
+                t8 = AL_TILE(2, 0); t9 = AL_TILE(2, 1); t10 = AL_TILE(2, 2); t11 = AL_TILE(2, 3);
+                t12 = AL_TILE(3, 0); t13 = AL_TILE(3, 1); t14 = AL_TILE(3, 2); t15 = AL_TILE(3, 3);
 #undef AL_TILE
-    for (c = 0; c < g->cout; ++c) {
-        /* row c of the blocked weights: interleaved by 8 within full blocks, plain in the tail */
-        const float *wr = c < nb * 8 ? w + (c / 8) * 8 * k + c % 8 : w + nb * 8 * k + (c - nb * 8) * k;
-        const int st = c < nb * 8 ? 8 : 1;
-        const float w0 = wr[0], w1 = wr[st], w2 = wr[2 * st], w3 = wr[3 * st], w4 = wr[4 * st];
-        const float w5 = wr[5 * st], w6 = wr[6 * st], w7 = wr[7 * st], w8 = wr[8 * st];
-        float s00 = 0.0f, s01 = 0.0f, s10 = 0.0f, s11 = 0.0f, best;
-        AL_MAC(s00, t0, w0); AL_MAC(s01, t1, w0); AL_MAC(s10, t4, w0); AL_MAC(s11, t5, w0);
-        AL_MAC(s00, t1, w1); AL_MAC(s01, t2, w1); AL_MAC(s10, t5, w1); AL_MAC(s11, t6, w1);
-        AL_MAC(s00, t2, w2); AL_MAC(s01, t3, w2); AL_MAC(s10, t6, w2); AL_MAC(s11, t7, w2);
-        AL_MAC(s00, t4, w3); AL_MAC(s01, t5, w3); AL_MAC(s10, t8, w3); AL_MAC(s11, t9, w3);
-        AL_MAC(s00, t5, w4); AL_MAC(s01, t6, w4); AL_MAC(s10, t9, w4); AL_MAC(s11, t10, w4);
-        AL_MAC(s00, t6, w5); AL_MAC(s01, t7, w5); AL_MAC(s10, t10, w5); AL_MAC(s11, t11, w5);
-        AL_MAC(s00, t8, w6); AL_MAC(s01, t9, w6); AL_MAC(s10, t12, w6); AL_MAC(s11, t13, w6);
-        AL_MAC(s00, t9, w7); AL_MAC(s01, t10, w7); AL_MAC(s10, t13, w7); AL_MAC(s11, t14, w7);
-        AL_MAC(s00, t10, w8); AL_MAC(s01, t11, w8); AL_MAC(s10, t14, w8); AL_MAC(s11, t15, w8);
-        best = s00;
-        best = s01 > best ? s01 : best;
-        best = s10 > best ? s10 : best;
-        best = s11 > best ? s11 : best;
-        out[c] = best;
+            }
+            for (c = 0; c < g->cout; ++c, wc += 9) {
+                /* the sums of the conv pixels (0, 0), (0, 1), (1, 0) and (1, 1) of the pool window, one weight at a
+                   time so that only one weight is live: 16 tile values, 4 sums and 1 weight fit the FPU's 32
+                   registers */
+                float wv = wc[0];
+                float s00 = t0 * wv, s01 = t1 * wv, s10 = t4 * wv, s11 = t5 * wv, best;
+                wv = wc[1]; AL_MAC(s00, t1, wv); AL_MAC(s01, t2, wv); AL_MAC(s10, t5, wv); AL_MAC(s11, t6, wv);
+                wv = wc[2]; AL_MAC(s00, t2, wv); AL_MAC(s01, t3, wv); AL_MAC(s10, t6, wv); AL_MAC(s11, t7, wv);
+                wv = wc[3]; AL_MAC(s00, t4, wv); AL_MAC(s01, t5, wv); AL_MAC(s10, t8, wv); AL_MAC(s11, t9, wv);
+                wv = wc[4]; AL_MAC(s00, t5, wv); AL_MAC(s01, t6, wv); AL_MAC(s10, t9, wv); AL_MAC(s11, t10, wv);
+                wv = wc[5]; AL_MAC(s00, t6, wv); AL_MAC(s01, t7, wv); AL_MAC(s10, t10, wv); AL_MAC(s11, t11, wv);
+                wv = wc[6]; AL_MAC(s00, t8, wv); AL_MAC(s01, t9, wv); AL_MAC(s10, t12, wv); AL_MAC(s11, t13, wv);
+                wv = wc[7]; AL_MAC(s00, t9, wv); AL_MAC(s01, t10, wv); AL_MAC(s10, t13, wv); AL_MAC(s11, t14, wv);
+                wv = wc[8]; AL_MAC(s00, t10, wv); AL_MAC(s01, t11, wv); AL_MAC(s10, t14, wv); AL_MAC(s11, t15, wv);
+                /* the pool's maximum first, then bias and activation once (both monotonic: same bits) */
+                best = s00;
+                best = s01 > best ? s01 : best;
+                best = s10 > best ? s10 : best;
+                best = s11 > best ? s11 : best;
+                out[c] = al_activate(b != NULL ? best + b[c] : best, act, slope);
+            }
+        }
     }
 }
 
@@ -100,16 +120,15 @@ static void al_conv_f32(const float *x, const float *w, const float *b, float *y
     const int wh = pool ? g->pkh : 1, ww = pool ? g->pkw : 1;
     const int sy = pool ? g->psy : 1, sx = pool ? g->psx : 1;
     int oy, ox, c;
-    const int direct = g->cin == 1 && g->kh == 3 && g->kw == 3 && g->sy == 1 && g->sx == 1 && g->pkh == 2
-                       && g->pkw == 2 && g->psy == 2 && g->psx == 2;
+    if (g->direct) {
+        al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
+        return;
+    }
     for (oy = oy0; oy < oy1; ++oy) {
         for (ox = 0; ox < g->pw; ++ox) {
             float *out = y + ((oy - oy0) * g->pw + ox) * g->cout;
-            const int n = direct ? 0 : wh * ww;
+            const int n = wh * ww;
             int i;
-            if (direct) {
-                al_conv3x3_c1_pool2(x, w, out, g, oy, ox);
-            }
             /* window positions two at a time (al_dense2_f32), the last one alone when n is odd */
             for (i = 0; i < n; i += 2) {
                 float *first_out = i == 0 ? out : pixel;

@@ -1,9 +1,10 @@
 /* Geometry of a conv or pooling layer. Input element (c, y, x) is x[c * sc + y * sh + x * sw] (any layout); the
    output is channels last (HWC). A kh x kw window moves by (sy, sx) over the input padded with (py, px) zeros and
    gives oh x ow pixels of cout channels; with pkh > 0 a max pool of pkh x pkw, stride (psy, psx), follows, fused,
-   and gives ph x pw pixels (without it, ph = oh and pw = ow). */
+   and gives ph x pw pixels (without it, ph = oh and pw = ow). direct = 1 marks the layer al_conv3x3_pool2_f32
+   computes (3x3, stride 1, one input channel, 2x2 pool of stride 2), whose weights are plain rows. */
 typedef struct {
-    int cin, h, w, sc, sh, sw, kh, kw, sy, sx, py, px, oh, ow, cout, pkh, pkw, psy, psx, ph, pw;
+    int cin, h, w, sc, sh, sw, kh, kw, sy, sx, py, px, oh, ow, cout, pkh, pkw, psy, psx, ph, pw, direct;
 } al_conv_geom;
 
 /* Layer kernels are called once per layer: kept out of line (GCC, clang), so that profiles, instruction counts
