@@ -16,7 +16,8 @@ CNN conv layers on the Cortex-M4: float <= 3, int8 <= 2):
   (the stricter count; both are printed).
 The models: an MLP 784-128-10 (ReLU) with fixed random weights, and the shipped pretrained CNN
 (``autograd_lab.export.pretrained``), float32 and int8; instruction counts do not depend on the weights' values.
-Code size of the conv kernels: the ELF's symbol sizes of ``al_conv_*`` and the helpers it calls.
+Sizes for the CNN: the model object's flash (text + data of ``<name>.c`` compiled for the M4F; code plus constants),
+the code of each of the model's functions (the ELF's symbol sizes), the arena, and predict's stack.
 """
 
 from __future__ import annotations
@@ -119,14 +120,13 @@ def cnn_rows(data, tmp: Path) -> None:
         gen = export_c(model, (1, 784), model_dir, "cnn", calibration=calibration)
         pcs, (own,), sizes = m4_trace(model_dir, "cnn", data.x_test[:1], model_dir / "m4")
         calls = m4_calls(pcs, own)
-        kernel = "al_conv_f32" if calibration is None else "al_conv_q8"
-        conv_kernel = next((f for f in sizes if f.split(".")[0] == kernel), kernel)  # GCC may add .constprop.0
-        helpers = [f for f in sizes if f.startswith(("al_patch", "al_window", "al_dense", "al_quantize", "al_activate",
-                                                   "al_bias", "al_pack", "al_hi"))]
-        code = sizes.get(conv_kernel, 0) + sum(sizes[f] for f in helpers)
+        obj = b.model_sizes(model_dir, "cnn", "m4f", model_dir / "size")
+        code = sum(sizes.values())
         print(f"  {kind}: {len(pcs):,} instructions per inference ({len(pcs) / gen.macs:.2f} per MAC over "
-              f"{gen.macs:,} MACs); constants {gen.flash_bytes:,} B (header), arena {gen.arena_bytes:,} B; conv code "
-              f"{code:,} B ({conv_kernel} {sizes.get(conv_kernel, 0)} B + helpers {', '.join(sorted(helpers))})")
+              f"{gen.macs:,} MACs); model object (arm-none-eabi-gcc -O2, M4F): flash {obj.flash:,} B (code "
+              f"{code:,} B in the functions below, constants {gen.flash_bytes:,} B); arena {gen.arena_bytes:,} B; "
+              f"stack {obj.stack} B")
+        print("    code by function (bytes): " + ", ".join(f"{f} {n}" for f, n in sorted(sizes.items())))
         if len(calls) != len(steps):
             print(f"    (the trace has {len(calls)} kernel calls for {len(steps)} steps: some kernel was inlined "
                   "into predict, so no per-layer split)")

@@ -14,6 +14,7 @@ from importlib import resources
 
 import numpy as np
 
+from autograd_lab.export.conv import CONV_BLOCK
 from autograd_lab.export.floats import f32_array_body, f32_literal
 from autograd_lab.export.lower import DENSE_BLOCK, Step
 from autograd_lab.export.memory import ArenaPlan, plan_arena
@@ -21,12 +22,11 @@ from autograd_lab.export.names import RESERVED, NameTable, c_comment, c_identifi
 from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
-_TEMPLATE_DEPS = {"dense_f32": ["mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
+_TEMPLATE_DEPS = {"dense_f32": ["layer", "mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
                   "dense_q8": ["activate", "q8_common"],
-                  "conv_f32": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom"],
-                  "conv_q8": ["activate", "q8_common", "conv_geom"],
-                  "conv_f32_q8": ["mac", "activate", "bias_activate", "dense_f32", "conv_geom", "conv_f32",
-                                  "q8_common"]}
+                  "conv_f32": ["layer", "mac", "activate", "bias_activate", "conv_geom"],
+                  "conv_q8": ["layer", "activate", "q8_common", "conv_geom"],
+                  "conv_f32_q8": ["layer", "mac", "activate", "bias_activate", "conv_geom", "conv_f32", "q8_common"]}
 _KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
@@ -250,13 +250,14 @@ def _kernel_sources(steps: list[Step]) -> str:
     return "\n".join(template(t) for t in wanted)
 
 
-def dense_f32_layout(w: np.ndarray) -> np.ndarray:
-    """Reorder a (m, k) weight matrix for ``al_dense_f32``: blocks of 8 rows interleaved column by column, then the
-    m % 8 remaining rows. Returns a flat float32 array of m*k values."""
+def dense_f32_layout(w: np.ndarray, block: int = DENSE_BLOCK) -> np.ndarray:
+    """Reorder a (m, k) weight matrix for ``al_dense_f32`` (block 8) or ``al_dense4_f32`` (block 4, conv layers):
+    blocks of ``block`` rows interleaved column by column, then the m % block remaining rows. Returns a flat float32
+    array of m*k values."""
     m, k = w.shape
-    nb = m // DENSE_BLOCK
-    blocks = w[:nb * DENSE_BLOCK].reshape(nb, DENSE_BLOCK, k).transpose(0, 2, 1).ravel()
-    return np.concatenate([blocks, w[nb * DENSE_BLOCK:].ravel()]).astype(np.float32)
+    nb = m // block
+    blocks = w[:nb * block].reshape(nb, block, k).transpose(0, 2, 1).ravel()
+    return np.concatenate([blocks, w[nb * block:].ravel()]).astype(np.float32)
 
 
 class _Emitter:
@@ -367,16 +368,16 @@ class _Emitter:
         if s.kind in ("conv", "conv_to_q8") and g.get("direct"):
             w = self.array(f"{name}_rows", p["weight"], f"{name}: {shape} as {p['m']} rows of the 3 x 3 window")
         elif s.kind in ("conv", "conv_to_q8"):
-            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"]),
-                           f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {DENSE_BLOCK} rows")
+            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"], CONV_BLOCK),
+                           f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {CONV_BLOCK} rows")
         if s.kind == "conv":
-            # patch, patch2, pixel, pixel2 (none for the direct kernel)
-            f_buffers = ", ".join([self.ref(t) for t in s.scratch] + ["NULL"] * (4 - len(s.scratch)))
+            # patches, sums (none for the direct kernel)
+            f_buffers = ", ".join([self.ref(t) for t in s.scratch] + ["NULL"] * (2 - len(s.scratch)))
             return (f"    al_conv_f32({x}, {w}, {b}, {y}, {f_buffers}, &{geom}, {p['act']}, "
                     f"{f32_literal(p['slope'])}, 0, {g['ph']});")
         if s.kind == "conv_to_q8":
-            # row, patch, patch2, pixel, pixel2 (only the row for the direct kernel)
-            row_buffers = ", ".join([self.ref(t) for t in s.scratch] + ["NULL"] * (5 - len(s.scratch)))
+            # row, patches, sums (only the row for the direct kernel)
+            row_buffers = ", ".join([self.ref(t) for t in s.scratch] + ["NULL"] * (3 - len(s.scratch)))
             return (f"    al_conv_f32_q8({x}, {w}, {b}, {y}, {f32_literal(p['out_inv_scale'])}, {row_buffers}, "
                     f"&{geom}, {p['act']}, {f32_literal(p['slope'])});")
         w = self.array(f"{name}_q8", p["words"], f"{name}: int8, {shape} as {p['mp']} rows of {p['kp']} (padded), "

@@ -2,9 +2,13 @@
 
 **Layout.** Activations produced by a conv or pooling step are stored *channels last* (HWC: element (c, y, x) of a
 (1, C, H, W) tensor at ``(y * W + x) * C + c``), as CMSIS-NN and TensorFlow Lite Micro do on microcontrollers, so
-that the C_in * kH * kW values of one receptive field (the *patch*) are contiguous runs and one output pixel is the
-dense kernel applied to its patch: a conv layer is im2col one pixel at a time plus the dense kernels of
-``dense_f32.c`` / ``dense_q8.c``, with no column buffer larger than one patch. The network's input arrives in the
+that the C_in * kH * kW values of one receptive field (the *patch*) are kH contiguous runs and one output pixel is a
+dense layer applied to its patch: a conv layer is im2col a few pixels at a time plus a dense kernel, with no column
+buffer larger than a few patches. The float kernel (``conv_f32.c``) computes four conv pixels at once (the four
+positions of a 2x2 pool window, or four neighbours), reading each window where it lies in the input when it does
+not overlap the padding, and gathering it into a patch buffer when it does; the usual first layer (3x3, one input
+channel, 2x2 pool) has a direct kernel that keeps its 4x4 input tile in registers. The int8 kernel
+(``conv_q8.c``) quantizes each patch and sums int8 products. The network's input arrives in the
 caller's NCHW order; a conv or pool reads any layout through element strides. A flatten (``ReshapeOp``) of an HWC
 tensor costs nothing: the following dense layer's weight columns are permuted to HWC order at export. Anything
 else that reads an HWC tensor gets it converted back to NCHW first (``to_chw`` step).
@@ -12,8 +16,9 @@ else that reads an HWC tensor gets it converted back to NCHW first (``to_chw`` s
 **Fusion.** A conv absorbs what follows it when nothing else reads the intermediate values: a per-channel bias
 ``AddOp``, a ``BatchNormOp`` (folded into the weights, see :func:`fold_batch_norm`), a ReLU or leaky ReLU, and a
 max pool (kernel == stride, no padding), so the full-resolution conv output never needs RAM. Max pooling commutes
-with the bias, the activation and int8 rounding, because all three are monotonic: the kernel applies them per conv
-pixel and keeps the window's maximum, which is what the unfused graph computes.
+with the bias, the activation and int8 rounding, because all three are monotonic: taking the window's maximum of
+the raw sums and then applying them (the float kernels) gives the same bits as applying them per conv pixel (the
+unfused graph).
 """
 
 from __future__ import annotations
@@ -162,11 +167,13 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     act, slope = 0, 0.0
     pool = (0, 0, 0, 0)
     ph, pw = oh, ow
-    for _ in range(2):  # activation then pool, or pool then activation (they commute)
-        if nxt is not None and act == 0 and nxt.kind in ("relu", "leaky_relu"):
+    for _ in range(2):  # activation then pool, or pool then activation (they commute when monotonic)
+        nxt_slope = float(nxt.attrs.get("slope", 0.0)) if nxt is not None and nxt.kind == "leaky_relu" else 0.0
+        if nxt is not None and act == 0 and nxt.kind in ("relu", "leaky_relu") and (pool[0] == 0 or nxt_slope >= 0):
             act = 1 if nxt.kind == "relu" else 2
-            slope = float(nxt.attrs.get("slope", 0.0)) if act == 2 else 0.0
-        elif nxt is not None and pool[0] == 0 and nxt.kind == "max_pool2d" and _fusable_pool(nxt):
+            slope = nxt_slope
+        elif (nxt is not None and pool[0] == 0 and nxt.kind == "max_pool2d" and _fusable_pool(nxt)
+              and slope >= 0):  # a leaky ReLU of negative slope is not monotonic: it does not commute with max
             (pkh, pkw), (psy, psx) = pool_window(nxt, f"{nxt.op_class} at node {nxt.index}")
             pool = (pkh, pkw, psy, psx)
             ph, pw = (oh - pkh) // psy + 1, (ow - pkw) // psx + 1
@@ -186,14 +193,16 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     for n in absorbed:
         lowering.fused.add(id(n))
         where += f" + {n.op_class} at node {n.index}"
-    # two patches and two pixels' sums: al_conv_f32 computes two window positions at once (the direct kernel keeps
-    # everything in registers)
-    scratch = [] if direct else [Tensor(f"{wt.name}_patch", (patch,), "act"),
-                                 Tensor(f"{wt.name}_patch2", (patch,), "act"),
-                                 Tensor(f"{wt.name}_pixel", (cout,), "act"),
-                                 Tensor(f"{wt.name}_pixel2", (cout,), "act")]
+    # al_conv_f32 computes four conv pixels at a time: their patches (for windows that overlap the padding) and their
+    # sums; the direct kernel keeps everything in registers
+    scratch = [] if direct else [Tensor(f"{wt.name}_patch", (4 * patch,), "act"),
+                                 Tensor(f"{wt.name}_sums", (4 * cout,), "act")]
     step = Step("conv", [x], out, params, where, oh * ow * cout * patch, scratch=scratch)
     return lowering.emit_hwc(step, (cout, ph, pw))
+
+
+#: Rows per interleaved block of the float conv weights (al_dense4_f32 in templates/conv_f32.c).
+CONV_BLOCK = 4
 
 
 def is_direct(cin: int, sw: int, kernel: tuple[int, int], stride: tuple[int, int],

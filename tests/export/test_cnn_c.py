@@ -76,6 +76,14 @@ CASES = {
         param(12, 1, 3, 3), param(1, 12, 1, 1, name="bias"))),
     "one channel, 3x3, padding 1, 2x2 pool, 8 channels": ((1, 10, 10), lambda: (
         lambda w: lambda x: MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w))))(param(8, 1, 3, 3))),
+    "leaky ReLU of negative slope before a max pool (not monotonic: not fused with it)": ((1, 8, 8), lambda: (
+        lambda w: lambda x: MaxPool2DOp(2)(LeakyReLUOp(-0.5)(Conv2DOp(padding=1)(x, w))))(param(4, 1, 3, 3))),
+    "four conv pixels at a time on channels-last input: 5 channels (one past a block of 4), 3x3 pools of 9": (
+        (2, 11, 11), lambda: (lambda w1, w2: lambda x: MaxPool2DOp(3, 2)(ReLUOp()(Conv2DOp(padding=1)(
+            ReLUOp()(Conv2DOp(padding=1)(x, w1)), w2))))(param(3, 2, 3, 3), param(5, 3, 3, 3))),
+    "no pool: output pixels four at a time, a short last group, channels-last input": ((1, 9, 7), lambda: (
+        lambda w1, w2: lambda x: Conv2DOp(padding=(1, 0))(MaxPool2DOp(1)(Conv2DOp(padding=1)(x, w1)), w2))(
+        param(4, 1, 3, 3), param(3, 4, 2, 2))),
     "a small CNN: conv-ReLU-pool twice, flatten, dense": ((1, 12, 12), lambda: (
         lambda w1, w2, fc, bias: lambda x: AddOp()(MatMulOp(transpose_b=True)(ReshapeOp((1, -1))(
             MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(MaxPool2DOp(2)(ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2)))),
@@ -116,6 +124,33 @@ def test_int8_cnn_layers_match_their_simulation_bit_for_bit(tmp_path, gcc, case)
     ref = expected_of(fn, x.reshape(-1, 1, c, h, w))
     err = np.abs(out - ref).max()
     assert err <= 0.05 * np.abs(ref).max(), f"int8 differs from float by {err} on outputs up to {np.abs(ref).max()}"
+
+
+def lowered(fn, c, h, w):
+    x0 = Variable.from_numpy(np.zeros((1, c, h, w), np.float32), name="input")
+    with eval_mode():
+        return lower(graph_from_root(fn(x0), x0))
+
+
+@pytest.mark.parametrize("case, direct", [
+    ("conv, batch norm, ReLU, max pool fused", [1]),
+    ("a small CNN: conv-ReLU-pool twice, flatten, dense", [1, 0]),  # the second conv has 4 input channels
+    ("stride 2, padding 1, 3 channels in", [0]),
+    ("leaky ReLU of negative slope before a max pool (not monotonic: not fused with it)", [0]),
+])
+def test_the_direct_kernel_takes_3x3_one_channel_convs_with_a_2x2_pool(case, direct):
+    (c, h, w), make = CASES[case]
+    convs = [s for s in lowered(make(), c, h, w) if s.kind == "conv"]
+    assert [s.params["geom"]["direct"] for s in convs] == direct
+    for s in convs:  # the direct kernel needs no scratch buffers
+        assert (s.scratch == []) == bool(s.params["geom"]["direct"])
+
+
+def test_a_leaky_relu_of_negative_slope_stays_out_of_the_pool_fusion():
+    (c, h, w), make = CASES["leaky ReLU of negative slope before a max pool (not monotonic: not fused with it)"]
+    steps = lowered(make(), c, h, w)
+    assert [s.kind for s in steps][:2] == ["conv", "max_pool"]  # then the reorder of the output to NCHW
+    assert steps[0].params["act"] == 2 and steps[0].params["geom"]["pkh"] == 0
 
 
 def test_batch_norm_is_folded_into_the_conv_weights():

@@ -1,40 +1,65 @@
-/* Raw sums of two inputs at once, y0[j] = sum_p x0[p] W[j][p] and y1[j] likewise for x1, with W in the layout of
-   al_dense_f32: each weight is loaded once for two multiply-accumulates, and each sum runs over p in order, so every
-   y0[j] has the bits al_dense_f32 (without bias and activation) gives. */
-static void al_dense2_f32(const float *x0, const float *x1, const float *w, float *y0, float *y1, int k, int m)
+/* Raw sums of four conv pixels (lanes) at once: y[l * m + j] = sum_p patch_l[p] W[j][p] for l = 0..3, with W in
+   blocks of 4 rows interleaved column by column (w[blk*4*k + p*4 + r] holds W[blk*4 + r][p]), the m % 4 last rows
+   plain. Lane l's patch is `rows` runs of `run` floats, run r at x[l] + r * s[l], so that a window inside the image
+   is read where it lies, with no copy. The 4 x 4 sums stay in registers: per step of p, 4 input and 4 weight loads
+   feed 16 multiply-accumulates (one pixel at a time, the dense kernel needs 9 loads for 8). Each sum runs over p in
+   order from 0, as al_dense_f32's. */
+static void al_dense4_f32(const float *const x[4], const int s[4], int rows, int run, const float *w, float *y, int m)
 {
-    int j = 0, p;
-    for (; j + 8 <= m; j += 8) {
-        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
-        float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, c4 = 0.0f, c5 = 0.0f, c6 = 0.0f, c7 = 0.0f;
-        for (p = 0; p < k; ++p) {
-            const float u = x0[p], v = x1[p];
-            float wv;
-            wv = w[0]; AL_MAC(a0, u, wv); AL_MAC(c0, v, wv);
-            wv = w[1]; AL_MAC(a1, u, wv); AL_MAC(c1, v, wv);
-            wv = w[2]; AL_MAC(a2, u, wv); AL_MAC(c2, v, wv);
-            wv = w[3]; AL_MAC(a3, u, wv); AL_MAC(c3, v, wv);
-            wv = w[4]; AL_MAC(a4, u, wv); AL_MAC(c4, v, wv);
-            wv = w[5]; AL_MAC(a5, u, wv); AL_MAC(c5, v, wv);
-            wv = w[6]; AL_MAC(a6, u, wv); AL_MAC(c6, v, wv);
-            wv = w[7]; AL_MAC(a7, u, wv); AL_MAC(c7, v, wv);
-            w += 8;
+    int j = 0, r, p;
+    for (; j + 4 <= m; j += 4) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+        float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
+        for (r = 0; r < rows; ++r) {
+            const float *x0 = x[0] + r * s[0], *x1 = x[1] + r * s[1], *x2 = x[2] + r * s[2], *x3 = x[3] + r * s[3];
+            for (p = 0; p < run; ++p) {
+                const float u0 = x0[p], u1 = x1[p], u2 = x2[p], u3 = x3[p];
+                float wv;
+                wv = w[0]; AL_MAC(a0, u0, wv); AL_MAC(b0, u1, wv); AL_MAC(c0, u2, wv); AL_MAC(d0, u3, wv);
+                wv = w[1]; AL_MAC(a1, u0, wv); AL_MAC(b1, u1, wv); AL_MAC(c1, u2, wv); AL_MAC(d1, u3, wv);
+                wv = w[2]; AL_MAC(a2, u0, wv); AL_MAC(b2, u1, wv); AL_MAC(c2, u2, wv); AL_MAC(d2, u3, wv);
+                wv = w[3]; AL_MAC(a3, u0, wv); AL_MAC(b3, u1, wv); AL_MAC(c3, u2, wv); AL_MAC(d3, u3, wv);
+                w += 4;
+            }
         }
-        y0[j] = a0; y0[j + 1] = a1; y0[j + 2] = a2; y0[j + 3] = a3;
-        y0[j + 4] = a4; y0[j + 5] = a5; y0[j + 6] = a6; y0[j + 7] = a7;
-        y1[j] = c0; y1[j + 1] = c1; y1[j + 2] = c2; y1[j + 3] = c3;
-        y1[j + 4] = c4; y1[j + 5] = c5; y1[j + 6] = c6; y1[j + 7] = c7;
+        y[j] = a0; y[j + 1] = a1; y[j + 2] = a2; y[j + 3] = a3;
+        y[m + j] = b0; y[m + j + 1] = b1; y[m + j + 2] = b2; y[m + j + 3] = b3;
+        y[2 * m + j] = c0; y[2 * m + j + 1] = c1; y[2 * m + j + 2] = c2; y[2 * m + j + 3] = c3;
+        y[3 * m + j] = d0; y[3 * m + j + 1] = d1; y[3 * m + j + 2] = d2; y[3 * m + j + 3] = d3;
     }
     for (; j < m; ++j) {
-        float a = 0.0f, c = 0.0f;
-        for (p = 0; p < k; ++p) {
-            AL_MAC(a, x0[p], w[p]);
-            AL_MAC(c, x1[p], w[p]);
+        float a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;
+        for (r = 0; r < rows; ++r) {
+            const float *x0 = x[0] + r * s[0], *x1 = x[1] + r * s[1], *x2 = x[2] + r * s[2], *x3 = x[3] + r * s[3];
+            for (p = 0; p < run; ++p) {
+                AL_MAC(a, x0[p], w[p]);
+                AL_MAC(b, x1[p], w[p]);
+                AL_MAC(c, x2[p], w[p]);
+                AL_MAC(d, x3[p], w[p]);
+            }
+            w += run;
         }
-        w += k;
-        y0[j] = a;
-        y1[j] = c;
+        y[j] = a;
+        y[m + j] = b;
+        y[2 * m + j] = c;
+        y[3 * m + j] = d;
     }
+}
+
+/* The receptive field of conv pixel (oy, ox) as kh runs of kw * cin floats, run i at the returned pointer + i *
+   *stride: the input itself when the window lies inside the image and each of its rows is one contiguous run
+   (channels last, or a single channel), else the window gathered into patch by al_patch_f32 (zeros for padding). */
+static const float *al_window_f32(const float *x, float *patch, const al_conv_geom *g, int oy, int ox, int *stride)
+{
+    const int runs = (g->cin == 1 && g->sw == 1) || (g->sc == 1 && g->sw == g->cin);
+    const int iy = oy * g->sy - g->py, ix = ox * g->sx - g->px;
+    if (runs && iy >= 0 && iy + g->kh <= g->h && ix >= 0 && ix + g->kw <= g->w) {
+        *stride = g->sh;
+        return x + iy * g->sh + ix * g->sw;
+    }
+    al_patch_f32(x, patch, g, oy, ox);
+    *stride = g->kw * g->cin;
+    return patch;
 }
 
 /* The common first layer, computed directly: a 3x3 conv (stride 1) on one input channel, a fused 2x2 max pool of
@@ -103,52 +128,64 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
     }
 }
 
-/* 2-D convolution (cross-correlation, as the frameworks compute it) with its epilogue: per conv pixel, gather the
-   patch and run al_dense_f32 on it (weights w: cout rows of kh*kw*cin values in patch order, in the dense kernel's
-   blocked layout) for the raw sums; with a fused max pool, keep the largest sum of each pool window; then add the
-   bias b (may be NULL) and apply the activation once per output. Taking the maximum before the bias and the
-   activation gives the same bits as after them, because rounding x + b and the activation are monotonic.
-   Two window positions are computed together (al_dense2_f32), so each weight is read once for two MACs.
-   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch and patch2
-   hold kh*kw*cin floats, pixel and pixel2 cout floats. */
+/* 2-D convolution (cross-correlation, as the frameworks compute it) with its epilogue. Four conv pixels at a time
+   go through al_dense4_f32 (weights w: cout rows of kh*kw*cin values in patch order, in its blocks of 4 rows): with a
+   fused max pool, four positions of the pool window, whose largest sum is kept; without one, four neighbouring
+   output pixels of a row. A short last group repeats its last pixel (the repeat changes neither a maximum nor an
+   output). Then the bias b (may be NULL) is added and the activation applied once per output; taking the maximum
+   before them gives the same bits as after them, because rounding x + b and the activation are monotonic.
+   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
+   of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats. */
 AL_LAYER
-static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *patch2,
-                        float *pixel, float *pixel2, const al_conv_geom *g, int act, float slope, int oy0, int oy1)
+static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
+                        const al_conv_geom *g, int act, float slope, int oy0, int oy1)
 {
-    const int k = g->kh * g->kw * g->cin;
+    const int k = g->kh * g->kw * g->cin, m = g->cout;
     const int pool = g->pkh > 0;
-    const int wh = pool ? g->pkh : 1, ww = pool ? g->pkw : 1;
-    const int sy = pool ? g->psy : 1, sx = pool ? g->psx : 1;
-    int oy, ox, c;
+    /* lanes per output pixel: the pool window's positions, or the pixel alone */
+    const int n = pool ? g->pkh * g->pkw : 1;
+    int oy, ox, c, i, l;
     if (g->direct) {
         al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
         return;
     }
     for (oy = oy0; oy < oy1; ++oy) {
-        for (ox = 0; ox < g->pw; ++ox) {
-            float *out = y + ((oy - oy0) * g->pw + ox) * g->cout;
-            const int n = wh * ww;
-            int i;
-            /* window positions two at a time (al_dense2_f32), the last one alone when n is odd */
-            for (i = 0; i < n; i += 2) {
-                float *first_out = i == 0 ? out : pixel;
-                al_patch_f32(x, patch, g, oy * sy + i / ww, ox * sx + i % ww);
-                if (i + 1 < n) {
-                    al_patch_f32(x, patch2, g, oy * sy + (i + 1) / ww, ox * sx + (i + 1) % ww);
-                    al_dense2_f32(patch, patch2, w, first_out, pixel2, k, g->cout);
-                } else {
-                    al_dense_f32(patch, w, NULL, first_out, k, g->cout, 0, 0.0f);
+        for (ox = 0; ox < g->pw; ox += pool ? 1 : 4) {
+            float *out = y + ((oy - oy0) * g->pw + ox) * m;
+            for (i = 0; i < n; i += 4) {
+                const float *xs[4];
+                int st[4];
+                for (l = 0; l < 4; ++l) {
+                    /* conv pixel of lane l: window position i + l of the pool, or output pixel ox + l */
+                    const int t = pool ? (i + l < n ? i + l : n - 1) : 0;
+                    const int cy = pool ? oy * g->psy + t / g->pkw : oy;
+                    const int cx = pool ? ox * g->psx + t % g->pkw : (ox + l < g->pw ? ox + l : g->pw - 1);
+                    xs[l] = al_window_f32(x, patch + l * k, g, cy, cx, &st[l]);
                 }
-                for (c = 0; c < g->cout; ++c) {
-                    float best = i == 0 ? out[c] : (pixel[c] > out[c] ? pixel[c] : out[c]);
-                    if (i + 1 < n) {
-                        best = pixel2[c] > best ? pixel2[c] : best;
+                al_dense4_f32(xs, st, g->kh, g->kw * g->cin, w, sums, m);
+                if (pool) {
+                    /* the window's maximum so far; bias and activation after its last group */
+                    const float *s0 = sums, *s1 = sums + m, *s2 = sums + 2 * m, *s3 = sums + 3 * m;
+                    for (c = 0; c < m; ++c) {
+                        float best = s0[c];
+                        best = s1[c] > best ? s1[c] : best;
+                        best = s2[c] > best ? s2[c] : best;
+                        best = s3[c] > best ? s3[c] : best;
+                        out[c] = i == 0 || best > out[c] ? best : out[c];
                     }
-                    out[c] = best;
+                    if (i + 4 >= n && (b != NULL || act != 0)) {
+                        al_bias_activate(out, b, m, act, slope);
+                    }
+                } else {
+                    for (l = 0; l < 4 && ox + l < g->pw; ++l) {
+                        for (c = 0; c < m; ++c) {
+                            out[l * m + c] = sums[l * m + c];
+                        }
+                        if (b != NULL || act != 0) {
+                            al_bias_activate(out + l * m, b, m, act, slope);
+                        }
+                    }
                 }
-            }
-            if (b != NULL || act != 0) {
-                al_bias_activate(out, b, g->cout, act, slope);
             }
         }
     }

@@ -4,13 +4,12 @@
    quantizing every patch than it saves. */
 AL_LAYER
 static void al_conv_f32_q8(const float *x, const float *w, const float *b, uint32_t *yq, float out_inv_scale,
-                           float *row, float *patch, float *patch2, float *pixel, float *pixel2, const al_conv_geom *g,
-                           int act, float slope)
+                           float *row, float *patch, float *sums, const al_conv_geom *g, int act, float slope)
 {
     const int n = g->pw * g->cout;
     int oy;
     for (oy = 0; oy < g->ph; ++oy) {
-        al_conv_f32(x, w, b, row, patch, patch2, pixel, pixel2, g, act, slope, oy, oy + 1);
+        al_conv_f32(x, w, b, row, patch, sums, g, act, slope, oy, oy + 1);
         al_quantize_q8(row, yq + oy * n / 2, n, n, out_inv_scale);
     }
 }

@@ -2,6 +2,7 @@
    W is stored for the loop, not for people: blocks of 8 rows interleaved column by column, w[blk*8*k + p*8 + r]
    holds W[blk*8 + r][p], so the inner loop reads flash contiguously and keeps 8 sums in registers; the m % 8 last rows
    follow one row after another. Each sum runs over p = 0, 1, ..., k-1 in order, on every target. */
+AL_LAYER
 static void al_dense_f32(const float *x, const float *w, const float *b, float *y, int k, int m, int act, float slope)
 {
     int j = 0;
