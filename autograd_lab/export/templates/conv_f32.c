@@ -117,7 +117,8 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
                 wv = wc[6]; AL_MAC(s00, t8, wv); AL_MAC(s01, t9, wv); AL_MAC(s10, t12, wv); AL_MAC(s11, t13, wv);
                 wv = wc[7]; AL_MAC(s00, t9, wv); AL_MAC(s01, t10, wv); AL_MAC(s10, t13, wv); AL_MAC(s11, t14, wv);
                 wv = wc[8]; AL_MAC(s00, t10, wv); AL_MAC(s01, t11, wv); AL_MAC(s10, t14, wv); AL_MAC(s11, t15, wv);
-                /* the pool's maximum first, then bias and activation once (both monotonic: same bits) */
+                /* the pool's maximum first, then bias and activation once: the same bits, as both are monotonic
+                   (the lowering fuses a pool only with a ReLU or a leaky ReLU of slope >= 0) */
                 best = s00;
                 best = s01 > best ? s01 : best;
                 best = s10 > best ? s10 : best;
@@ -133,9 +134,11 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
    fused max pool, four positions of the pool window, whose largest sum is kept; without one, four neighbouring
    output pixels of a row. A short last group repeats its last pixel (the repeat changes neither a maximum nor an
    output). Then the bias b (may be NULL) is added and the activation applied once per output; taking the maximum
-   before them gives the same bits as after them, because rounding x + b and the activation are monotonic.
+   before them gives the same bits as after them, because rounding x + b and the activation are monotonic (the
+   lowering fuses a pool only with a ReLU or a leaky ReLU of slope >= 0).
    Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
-   of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats. */
+   of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats; a layer marked g->direct goes to
+   al_conv3x3_pool2_f32 instead (its weights are plain rows, and it needs neither buffer). */
 AL_LAYER
 static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
                         const al_conv_geom *g, int act, float slope, int oy0, int oy1)
