@@ -36,6 +36,7 @@ import numpy as np
 from autograd_lab.data import load_bundled_mnist
 from autograd_lab.export import build as b
 from autograd_lab.export import export_c
+from autograd_lab.export.simulate import patch_index
 from autograd_lab.nn import MLP
 
 
@@ -50,11 +51,11 @@ def host_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarr
     return total / (len(x) * macs)
 
 
-def m4_trace(model_dir: Path, name: str, x: np.ndarray, work: Path) -> tuple[np.ndarray, list, dict[str, int]]:
+def m4_trace(model_dir: Path, name: str, x: np.ndarray, work: Path) -> tuple[np.ndarray, list, dict[str, int], Path]:
     """One inference on the Cortex-M4 board with QEMU logging every instruction: the PCs executed from the first
     instruction of ``<name>_predict`` to its last (everything the call executes, including any library routine a
     kernel calls, such as memset or roundf), predict's own address range, and the sizes (bytes) of the model's
-    functions."""
+    functions, and the ELF."""
     b.write_samples_header(model_dir / "samples.h", name, x[:1])
     elf, _ = b.build_mcu(model_dir, name, "m4f", work, model_dir / "samples.h")
     sizes, own = {}, (0, 0)
@@ -77,19 +78,25 @@ def m4_trace(model_dir: Path, name: str, x: np.ndarray, work: Path) -> tuple[np.
     in_predict = np.flatnonzero((pcs >= own[0]) & (pcs < own[1]))
     if len(in_predict) == 0:
         raise RuntimeError(f"{name}_predict never ran on the board")
-    return pcs[in_predict[0]:in_predict[-1] + 1], [own], sizes
+    return pcs[in_predict[0]:in_predict[-1] + 1], [own], sizes, elf
+
+
+def mnemonics(elf: Path) -> dict[int, str]:
+    """Address -> instruction mnemonic of every instruction in the ELF (``arm-none-eabi-objdump -d``)."""
+    out = b.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(elf)], "objdump").stdout.decode()
+    return {int(m.group(1), 16): m.group(2) for m in re.finditer(r"^\s*([0-9a-f]+):\s+(\S+)", out, re.M)}
 
 
 def m4_instructions_per_mac(model_dir: Path, name: str, macs: int, x: np.ndarray, work: Path) -> float:
-    pcs, _, _ = m4_trace(model_dir, name, x, work)
+    pcs, _, _, _ = m4_trace(model_dir, name, x, work)
     return len(pcs) / macs
 
 
-def m4_calls(pcs: np.ndarray, own: tuple[int, int]) -> list[int]:
-    """Instruction counts of the calls predict makes: maximal runs of PCs outside predict's own code."""
+def m4_calls(pcs: np.ndarray, own: tuple[int, int]) -> list[tuple[int, int]]:
+    """The calls predict makes, as (first, end) positions in the trace: maximal runs of PCs outside predict's code."""
     outside = ~((pcs >= own[0]) & (pcs < own[1]))
     edges = np.flatnonzero(np.diff(np.concatenate([[0], outside.astype(np.int8), [0]])))
-    return [int(e - s) for s, e in zip(edges[0::2], edges[1::2])]
+    return [(int(s), int(e)) for s, e in zip(edges[0::2], edges[1::2])]
 
 
 def real_macs(g: dict) -> int:
@@ -102,7 +109,11 @@ def real_macs(g: dict) -> int:
         rows, cols = list(range(g["oh"])), list(range(g["ow"]))
     taps_y = sum(sum(0 <= y * g["sy"] - g["py"] + i < g["h"] for i in range(g["kh"])) for y in rows)
     taps_x = sum(sum(0 <= x * g["sx"] - g["px"] + j < g["w"] for j in range(g["kw"])) for x in cols)
-    return taps_y * taps_x * g["cin"] * g["cout"]
+    macs = taps_y * taps_x * g["cin"] * g["cout"]
+    # the same count from the NumPy simulation's patch indices (padding entries point past the input)
+    inside = patch_index(g, g["h"] * g["w"] * g["cin"]) < g["h"] * g["w"] * g["cin"]
+    assert macs == int(inside[np.ix_(rows, cols)].sum()) * g["cout"], "two counts of the real MACs disagree"
+    return macs
 
 
 def cnn_rows(data, tmp: Path) -> None:
@@ -118,8 +129,9 @@ def cnn_rows(data, tmp: Path) -> None:
         steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
         model_dir = tmp / f"cnn_{kind}"
         gen = export_c(model, (1, 784), model_dir, "cnn", calibration=calibration)
-        pcs, (own,), sizes = m4_trace(model_dir, "cnn", data.x_test[:1], model_dir / "m4")
+        pcs, (own,), sizes, elf = m4_trace(model_dir, "cnn", data.x_test[:1], model_dir / "m4")
         calls = m4_calls(pcs, own)
+        names = mnemonics(elf)
         obj = b.model_sizes(model_dir, "cnn", "m4f", model_dir / "size")
         code = sum(sizes.values())
         print(f"  {kind}: {len(pcs):,} instructions per inference ({len(pcs) / gen.macs:.2f} per MAC over "
@@ -131,11 +143,21 @@ def cnn_rows(data, tmp: Path) -> None:
             print(f"    (the trace has {len(calls)} kernel calls for {len(steps)} steps: some kernel was inlined "
                   "into predict, so no per-layer split)")
             continue
-        for step, count in zip(steps, calls):
+        for step, (first, end) in zip(steps, calls):
+            count = end - first
             if step.kind in ("conv", "conv_q8", "conv_to_q8"):
                 real = real_macs(step.params["geom"])
+                goal = 2 if step.kind == "conv_q8" else 3
+                met = "met" if count / step.macs <= goal and count / real <= goal else "NOT met"
                 print(f"    {step.where}: {step.macs:,} MACs ({real:,} without the padding), {count:,} instructions,"
-                      f" {count / step.macs:.2f} per MAC ({count / real:.2f} per MAC without the padding)")
+                      f" {count / step.macs:.2f} per MAC ({count / real:.2f} per MAC without the padding; goal <= "
+                      f"{goal}: {met})")
+                if step.kind != "conv_q8":
+                    # a check of the count: every float MAC the kernel does (padding's included) is one vmla or vmul
+                    fmacs = sum(names.get(int(pc), "").startswith(("vmla.f32", "vmul.f32")) for pc in pcs[first:end])
+                    extra = " plus one vmul per output for its quantization" if step.kind == "conv_to_q8" else ""
+                    print(f"      vmla/vmul executed in this layer: {fmacs:,} (its MACs with the padding's: "
+                          f"{step.macs:,}{extra})")
             else:
                 print(f"    {step.kind}: {count:,} instructions")
 

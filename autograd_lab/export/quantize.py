@@ -154,7 +154,7 @@ def _conv_q8(s: Step, xq: Tensor | None, output: Tensor, s_x: float, out_inv: np
     """The int8 conv: the patch times per-channel int8 weights in int32, requantized in float32 (see module doc)."""
     p = s.params
     k, m = int(p["k"]), int(p["m"])
-    kp, mp = _round16(k), -(-m // 4) * 4  # the dense kernel's inner loop takes 16 inputs, its blocks 4 rows
+    kp, mp = -(-k // 8) * 8, -(-m // 4) * 4  # al_dot_q8 takes 16 or 8 inputs per step, 4 rows per block
     q, s_w = quantize_weight_rows(p["weight"])
     wq = np.zeros((mp, kp), dtype=np.int32)
     wq[:m, :k] = q

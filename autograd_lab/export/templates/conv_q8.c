@@ -44,8 +44,9 @@ static void al_patch_q16(const uint32_t *x, uint32_t *p, const al_conv_geom *g, 
 }
 
 /* The int32 sums of the mp (a multiple of 4) rows of the int8 weights w with the pair words xq (kp inputs, a
-   multiple of 16), the loop of al_dense_q8 without its epilogue: stored in sums, or, with keep_max, each sum kept
-   only where it exceeds the one already there (the running maximum of a pooling window). */
+   multiple of 8), the loop of al_dense_q8 without its epilogue: stored in sums, or, with keep_max, each sum kept
+   only where it exceeds the one already there (the running maximum of a pooling window). 16 inputs per step, then
+   8 when kp is an odd multiple of 8: padding a 3x3x8 patch (72) to 80 would cost 11% more MACs. */
 AL_NO_PRESCHEDULE static void al_dot_q8(const uint32_t *xq, const uint64_t *w, int32_t *sums, int kp, int mp,
                                         int keep_max)
 {
@@ -53,7 +54,7 @@ AL_NO_PRESCHEDULE static void al_dot_q8(const uint32_t *xq, const uint64_t *w, i
     for (j = 0; j < mp; j += 4) {
         int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
         const uint32_t *xp = xq;
-        const uint32_t *end = xq + kp / 2;
+        const uint32_t *end = xq + kp / 16 * 8;
         while (xp != end) {
             AL_GROUP(0);
             AL_GROUP(1);
@@ -61,6 +62,11 @@ AL_NO_PRESCHEDULE static void al_dot_q8(const uint32_t *xq, const uint64_t *w, i
             AL_GROUP(3);
             xp += 8;
             w += 8;
+        }
+        if (kp % 16 != 0) {
+            AL_GROUP(0);
+            AL_GROUP(1);
+            w += 4;
         }
         if (keep_max) {
             a0 = a0 > sums[j] ? a0 : sums[j];
