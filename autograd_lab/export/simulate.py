@@ -173,7 +173,7 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
         return acc.reshape(n, -1)
     if s.kind == "conv_to_q8":
         # the C order exactly: each sum over the patch in order, float32 products and sums (never fused); the
-        # direct 3x3 kernel starts from the first product, the dense kernels from 0 (only the sign of a zero sum
+        # direct 3x3 kernel starts from the first product, al_dense4_f32 from 0 (only the sign of a zero sum
         # can differ)
         patches = _patches(x, g)
         w = np.asarray(p["weight"], dtype=F32)
