@@ -19,6 +19,11 @@ J. Schmidhuber & F. Cummins, 2000)::
     LSTM:  [i f g o] = x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh        (N, 4H), split into four (N, H) blocks
            i, f, o = σ(i), σ(f), σ(o);   g = tanh(g)
            c_t = f ⊙ c_(t-1) + i ⊙ g;    h_t = o ⊙ tanh(c_t)
+
+The cells (:func:`rnn_cell`, :func:`lstm_cell`) spell these out operator by operator, as the course writes them.
+The ``LSTM`` module unrolls :func:`lstm_step`, the same equations in fewer and larger operations (the two biases
+added together once per sequence, σ taken over all four gate blocks at once): the measured difference is in
+``benchmarks/bench_rnn.py``.
 """
 
 from __future__ import annotations
@@ -74,6 +79,38 @@ def lstm_cell(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight
     return h_next, c_next
 
 
+def lstm_step(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight_hh: Variable,
+              bias: Variable) -> LSTMState:
+    """One LSTM step as the ``LSTM`` module unrolls it: :func:`lstm_cell`'s equations, with ``bias = b_ih + b_hh``
+    summed once by the caller and the gate activations taken in one piece. Returns ``(h_t, c_t)``.
+
+    Shapes: x (N, D), h and c (N, H), weight_ih (4H, D), weight_hh (4H, H), bias (4H,) -> two (N, H).
+
+    Why it differs from :func:`lstm_cell` (each measured on the LSTM(64) epoch of ``benchmarks/bench_rnn.py``):
+
+    * ``b_ih`` and ``b_hh`` only ever appear as their sum, so adding the (4H,) sum to each step's (N, 4H)
+      pre-activation saves a broadcast add forward and a column sum backward at every step;
+    * ``σ`` of the whole (N, 4H) pre-activation is one pass over contiguous memory, where three σ of the (N, H) gate
+      blocks are three passes over strided views, each with its own per-call cost. The g block's σ is computed and
+      not used (its gradient is zero); g is ``tanh`` of its own block, as in the equations.
+    """
+    n_hidden = h.shape[1]
+    gates = AddOp()(AddOp()(MatMulOp(transpose_b=True)(x, weight_ih), MatMulOp(transpose_b=True)(h, weight_hh)),
+                    bias)  # (N, 4H): i, f, g, o
+    squashed = SigmoidOp()(gates)  # σ of every block; blocks i, f and o are read from it
+
+    def block(source: Variable, k: int) -> Variable:
+        return SliceOp(k * n_hidden, (k + 1) * n_hidden, axis=1)(source)
+
+    i = block(squashed, 0)            # input gate
+    f = block(squashed, 1)            # forget gate
+    g = TanhOp()(block(gates, 2))     # candidate cell values
+    o = block(squashed, 3)            # output gate
+    c_next = AddOp()(MulOp()(f, c), MulOp()(i, g))
+    h_next = MulOp()(o, TanhOp()(c_next))
+    return h_next, c_next
+
+
 class _Recurrent(Module):
     """The parameters every recurrent layer shares: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``."""
 
@@ -118,6 +155,21 @@ class _Recurrent(Module):
             return self.forward(x, state)
         with eval_mode():
             return self.forward(x, state)
+
+    def final_state(self, x: Variable, state: Any = None) -> Any:
+        """The state after the last step of the sequence x (N, T, D): ``h_T`` (RNN) or ``(h_T, c_T)`` (LSTM).
+
+        The same graph as calling the module, less the final ``StackOp`` of all T states into the (N, T, H) outputs:
+        a classifier that reads only the last state skips that copy. Errors as calling the module.
+        """
+        if self.training:
+            return self._unroll(x, state)[1]
+        with eval_mode():
+            return self._unroll(x, state)[1]
+
+    def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], Any]:
+        """Check x and the state, run the steps; return the T hidden states h_1 ... h_T and the final state."""
+        raise NotImplementedError(f"{type(self).__name__} is not a sequence module")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.input_size}, {self.hidden_size})"
@@ -199,32 +251,40 @@ class RNN(_Recurrent):
     """
 
     def forward(self, x: Variable, h: Variable | None = None) -> tuple[Variable, Variable]:  # type: ignore[override]
+        outputs, h_last = self._unroll(x, h)
+        return StackOp(axis=1)(*outputs), h_last
+
+    def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], Variable]:
         self._check_input(x, sequence=True)
-        h = self._initial(x, h, "h")
+        h = self._initial(x, state, "h")
         outputs = []
         for t in range(x.shape[1]):
             h = rnn_cell(SelectOp(t, axis=1)(x), h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
             outputs.append(h)
-        return StackOp(axis=1)(*outputs), h
+        return outputs, h
 
 
 class LSTM(_Recurrent):
     """An LSTM unrolled over a batch-first sequence: ``lstm(x, (h0, c0))`` -> ``(outputs, (h_T, c_T))``.
 
     Shapes: x (N, T, D) with T ≥ 1; h0, c0 (N, H) or the state None (zeros); outputs (N, T, H) stacks h_1 ... h_T.
-    The parameters are PyTorch's single-layer ``nn.LSTM`` ones without the ``_l0`` suffix. Errors as
-    :class:`RNN`.
+    The parameters are PyTorch's single-layer ``nn.LSTM`` ones without the ``_l0`` suffix. Each step is
+    :func:`lstm_step` (the equations of :func:`lstm_cell` in fewer, larger operations). Errors as :class:`RNN`.
     """
 
     n_gates = 4
 
     def forward(self, x: Variable, state: LSTMState | None = None  # type: ignore[override]
                 ) -> tuple[Variable, LSTMState]:
+        outputs, last = self._unroll(x, state)
+        return StackOp(axis=1)(*outputs), last
+
+    def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], LSTMState]:
         self._check_input(x, sequence=True)
         h, c = self._lstm_state(x, state)
+        bias = AddOp()(self.bias_ih, self.bias_hh)  # once per sequence: every step uses the sum only
         outputs = []
         for t in range(x.shape[1]):
-            h, c = lstm_cell(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, self.bias_ih,
-                             self.bias_hh)
+            h, c = lstm_step(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, bias)
             outputs.append(h)
-        return StackOp(axis=1)(*outputs), (h, c)
+        return outputs, (h, c)
