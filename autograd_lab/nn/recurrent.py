@@ -22,8 +22,8 @@ J. Schmidhuber & F. Cummins, 2000)::
 
 The cells (:func:`rnn_cell`, :func:`lstm_cell`) spell these out operator by operator, as the course writes them.
 The ``LSTM`` module unrolls :func:`lstm_step`, the same equations in fewer and larger operations (the two biases
-added together once per sequence, σ taken over all four gate blocks at once): the measured difference is in
-``benchmarks/bench_rnn.py``.
+added together once per sequence, the four gate activations in one op, no products with the zero initial state):
+``benchmarks/bench_rnn.py`` measures the difference.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from autograd_lab.errors import ShapeError
 from autograd_lab.modes import eval_mode
 from autograd_lab.nn.init import as_generator
 from autograd_lab.nn.module import Module
-from autograd_lab.ops import AddOp, MatMulOp, MulOp, SelectOp, SigmoidOp, SliceOp, StackOp, TanhOp
+from autograd_lab.ops import AddOp, LSTMGatesOp, MatMulOp, MulOp, SelectOp, SigmoidOp, SliceOp, StackOp, TanhOp
 from autograd_lab.variable import Parameter, Variable
 
 #: (h, c): the state of an LSTM, two (N, H) Variables.
@@ -79,34 +79,35 @@ def lstm_cell(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight
     return h_next, c_next
 
 
-def lstm_step(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight_hh: Variable,
+def lstm_step(x: Variable, h: Variable | None, c: Variable | None, weight_ih: Variable, weight_hh: Variable,
               bias: Variable) -> LSTMState:
-    """One LSTM step as the ``LSTM`` module unrolls it: :func:`lstm_cell`'s equations, with ``bias = b_ih + b_hh``
-    summed once by the caller and the gate activations taken in one piece. Returns ``(h_t, c_t)``.
+    """One LSTM step as the ``LSTM`` module unrolls it: :func:`lstm_cell`'s equations in fewer, larger operations.
+    Returns ``(h_t, c_t)``.
 
-    Shapes: x (N, D), h and c (N, H), weight_ih (4H, D), weight_hh (4H, H), bias (4H,) -> two (N, H).
+    Shapes: x (N, D), h and c (N, H) or both None (the zero state h_0 = c_0 = 0), weight_ih (4H, D),
+    weight_hh (4H, H), bias (4H,), the sum ``b_ih + b_hh`` -> two (N, H).
 
-    Why it differs from :func:`lstm_cell` (each measured on the LSTM(64) epoch of ``benchmarks/bench_rnn.py``):
+    Where it differs from :func:`lstm_cell` (each measured on the LSTM(64) epoch of ``benchmarks/bench_rnn.py``):
 
-    * ``b_ih`` and ``b_hh`` only ever appear as their sum, so adding the (4H,) sum to each step's (N, 4H)
-      pre-activation saves a broadcast add forward and a column sum backward at every step;
-    * ``σ`` of the whole (N, 4H) pre-activation is one pass over contiguous memory, where three σ of the (N, H) gate
-      blocks are three passes over strided views, each with its own per-call cost. The g block's σ is computed and
-      not used (its gradient is zero); g is ``tanh`` of its own block, as in the equations.
+    * ``b_ih`` and ``b_hh`` only ever appear as their sum, so the caller adds them once per sequence and each step
+      adds one (4H,) bias to its (N, 4H) pre-activation instead of two;
+    * the four gate activations are one :class:`~autograd_lab.ops.LSTMGatesOp` over the contiguous (N, 4H) block
+      instead of three SigmoidOp and a TanhOp on strided (N, H) views;
+    * from the zero state the terms ``h_0 W_hhᵀ`` and ``f ⊙ c_0`` are zero, so they are left out (no matrix product
+      of zeros, forward or backward).
     """
-    n_hidden = h.shape[1]
-    gates = AddOp()(AddOp()(MatMulOp(transpose_b=True)(x, weight_ih), MatMulOp(transpose_b=True)(h, weight_hh)),
-                    bias)  # (N, 4H): i, f, g, o
-    squashed = SigmoidOp()(gates)  # σ of every block; blocks i, f and o are read from it
+    n_hidden = weight_hh.shape[1]
+    pre = MatMulOp(transpose_b=True)(x, weight_ih)
+    if h is not None:
+        pre = AddOp()(pre, MatMulOp(transpose_b=True)(h, weight_hh))
+    gates = LSTMGatesOp()(AddOp()(pre, bias))  # (N, 4H): σ(ĩ), σ(f̃), tanh(g̃), σ(õ)
 
-    def block(source: Variable, k: int) -> Variable:
-        return SliceOp(k * n_hidden, (k + 1) * n_hidden, axis=1)(source)
+    def block(k: int) -> Variable:
+        return SliceOp(k * n_hidden, (k + 1) * n_hidden, axis=1)(gates)
 
-    i = block(squashed, 0)            # input gate
-    f = block(squashed, 1)            # forget gate
-    g = TanhOp()(block(gates, 2))     # candidate cell values
-    o = block(squashed, 3)            # output gate
-    c_next = AddOp()(MulOp()(f, c), MulOp()(i, g))
+    i, f, g, o = block(0), block(1), block(2), block(3)  # input gate, forget gate, candidate, output gate
+    written = MulOp()(i, g)
+    c_next = written if c is None else AddOp()(MulOp()(f, c), written)
     h_next = MulOp()(o, TanhOp()(c_next))
     return h_next, c_next
 
@@ -281,7 +282,8 @@ class LSTM(_Recurrent):
 
     def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], LSTMState]:
         self._check_input(x, sequence=True)
-        h, c = self._lstm_state(x, state)
+        # None: the zero state, which lstm_step handles by leaving out the terms that would multiply zeros.
+        h, c = (None, None) if state is None else self._lstm_state(x, state)
         bias = AddOp()(self.bias_ih, self.bias_hh)  # once per sequence: every step uses the sum only
         outputs = []
         for t in range(x.shape[1]):
