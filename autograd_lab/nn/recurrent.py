@@ -283,10 +283,14 @@ class LSTM(_Recurrent):
     def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], LSTMState]:
         self._check_input(x, sequence=True)
         # None: the zero state, which lstm_step handles by leaving out the terms that would multiply zeros.
-        h, c = (None, None) if state is None else self._lstm_state(x, state)
+        h: Variable | None = None
+        c: Variable | None = None
+        if state is not None:
+            h, c = self._lstm_state(x, state)
         bias = AddOp()(self.bias_ih, self.bias_hh)  # once per sequence: every step uses the sum only
         outputs = []
         for t in range(x.shape[1]):
-            h, c = lstm_step(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, bias)
-            outputs.append(h)
-        return outputs, (h, c)
+            h_t, c_t = lstm_step(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, bias)
+            outputs.append(h_t)
+            h, c = h_t, c_t
+        return outputs, (h_t, c_t)  # T ≥ 1 (checked), so the loop ran
