@@ -2,8 +2,8 @@
 
 An LSTM step squashes its (N, 4H) pre-activation block by block: σ for the input, forget and output gates, tanh for
 the candidate (PyTorch's ``nn.LSTM`` documentation; Hochreiter & Schmidhuber, 1997). Written with one SigmoidOp or
-TanhOp per block, that is four small ops on strided (N, H) views; this op does it in one pass over the contiguous
-block. It fuses nothing but the activations: the slices, products and sums of the cell stay separate ops, so the
+TanhOp per block, that is four small ops (on strided (N, H) views in a batch-first layout); this op is one node
+for all four. It fuses nothing but the activations: the slices, products and sums of the cell stay separate ops, so the
 graph still reads as the equations. ``benchmarks/bench_rnn.py`` measures what it saves on an LSTM epoch.
 """
 
@@ -37,30 +37,34 @@ class LSTMGatesOp(Operator):
     def __init__(self, axis: int = -1) -> None:
         self.axis = int(axis)
 
-    def _candidate(self, shape: tuple[int, ...]) -> tuple[slice, ...]:
-        """The index of the g block (the third) along the gate axis."""
+    def _blocks(self, shape: tuple[int, ...], first: int, last: int) -> tuple[slice, ...]:
+        """The index of gate blocks ``first`` to ``last`` (0 = i ... 3 = o) along the gate axis."""
         axis = self.axis % len(shape)
         n = shape[axis] // 4
-        return (slice(None),) * axis + (slice(2 * n, 3 * n),)
+        return (slice(None),) * axis + (slice(first * n, (last + 1) * n),)
 
     def forward(self, gates: np.ndarray) -> np.ndarray:
         if not -gates.ndim <= self.axis < gates.ndim or gates.shape[self.axis] % 4:
             raise ShapeError(f"LSTMGatesOp: axis {self.axis} must hold four gate blocks (i, f, g, o) of equal "
                              f"length, got input shape {gates.shape}")
-        candidate = self._candidate(gates.shape)
-        # σ of the whole block in four in-place passes, then the g block overwritten with tanh: one pass over
-        # contiguous memory costs less than three over strided views, even with a quarter of it thrown away.
-        y = np.negative(gates, dtype=np.result_type(gates.dtype, np.float32))
+        y = np.empty(gates.shape, np.result_type(gates.dtype, np.float32))
         with np.errstate(over="ignore", under="ignore"):
-            np.exp(y, out=y)
-            y += 1
-            np.reciprocal(y, out=y)
+            # σ in four in-place passes over blocks i and f (adjacent, so one run) and block o, then tanh of g.
+            for index in (self._blocks(gates.shape, 0, 1), self._blocks(gates.shape, 3, 3)):
+                part = y[index]
+                # Not np.negative: NumPy 2.4.6 gives wrong float32 values for a strided input written to a strided
+                # out= when the block is one column wide (it reads the input as if contiguous).
+                np.multiply(gates[index], -1, out=part)
+                np.exp(part, out=part)
+                part += 1
+                np.reciprocal(part, out=part)
+            candidate = self._blocks(gates.shape, 2, 2)
             np.tanh(gates[candidate], out=y[candidate])
         return y
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         y = self.output
-        candidate = self._candidate(y.shape)
+        candidate = self._blocks(y.shape, 2, 2)
         with np.errstate(under="ignore"):
             slope = 1 - y
             slope *= y                                   # σ' = y(1 - y)
