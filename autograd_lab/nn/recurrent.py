@@ -19,6 +19,12 @@ J. Schmidhuber & F. Cummins, 2000)::
     LSTM:  [i f g o] = x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh        (N, 4H), split into four (N, H) blocks
            i, f, o = σ(i), σ(f), σ(o);   g = tanh(g)
            c_t = f ⊙ c_(t-1) + i ⊙ g;    h_t = o ⊙ tanh(c_t)
+
+The cells (:func:`rnn_cell`, :func:`lstm_cell`) spell these out operator by operator, as the course writes them.
+The ``LSTM`` module unrolls :func:`lstm_step`, the same equations in PyTorch's column form ``W x_t + b`` (each
+sequence a column, so every gate block is contiguous) with fewer and larger operations (the two biases added once
+per sequence, the four gate activations in one op, no products with the zero initial state):
+``benchmarks/bench_rnn.py`` measures the difference.
 """
 
 from __future__ import annotations
@@ -32,7 +38,20 @@ from autograd_lab.errors import ShapeError
 from autograd_lab.modes import eval_mode
 from autograd_lab.nn.init import as_generator
 from autograd_lab.nn.module import Module
-from autograd_lab.ops import AddOp, MatMulOp, MulOp, SelectOp, SigmoidOp, SliceOp, StackOp, TanhOp
+from autograd_lab.ops import (
+    AddOp,
+    BroadcastToOp,
+    LSTMGatesOp,
+    MatMulOp,
+    MulOp,
+    ReshapeOp,
+    SelectOp,
+    SigmoidOp,
+    SliceOp,
+    StackOp,
+    TanhOp,
+    TransposeOp,
+)
 from autograd_lab.variable import Parameter, Variable
 
 #: (h, c): the state of an LSTM, two (N, H) Variables.
@@ -70,6 +89,45 @@ def lstm_cell(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight
     g = TanhOp()(block(2))     # candidate cell values
     o = SigmoidOp()(block(3))  # output gate: how much of the cell to show
     c_next = AddOp()(MulOp()(f, c), MulOp()(i, g))
+    h_next = MulOp()(o, TanhOp()(c_next))
+    return h_next, c_next
+
+
+def lstm_step(x: Variable, h: Variable | None, c: Variable | None, weight_ih: Variable, weight_hh: Variable,
+              bias: Variable) -> LSTMState:
+    """One LSTM step as the ``LSTM`` module unrolls it: :func:`lstm_cell`'s equations in PyTorch's documented column
+    form, ``W_ih x_t + b_ih + W_hh h_(t-1) + b_hh``, where each sequence of the batch is a column. Returns
+    ``(h_t, c_t)``, each (H, N).
+
+    Shapes: x (N, D), one time step of the batch-first input (used transposed); h and c (H, N), or both None for
+    the zero state h_0 = c_0 = 0; weight_ih (4H, D), weight_hh (4H, H); bias (4H, N) or (4H, 1), the sum
+    ``b_ih + b_hh`` as a column (repeated over the batch) -> h_t, c_t (H, N).
+
+    Where it differs from :func:`lstm_cell` (each measured on the LSTM(64) epoch of ``benchmarks/bench_rnn.py``):
+
+    * the columns layout: the pre-activation is (4H, N), so the gate blocks i, f, g, o are contiguous runs of rows,
+      and every op after the slicing works on contiguous (H, N) arrays; in the rows layout of :func:`lstm_cell` the
+      blocks are strided (N, H) views of the (N, 4H) array, on which NumPy's elementwise loops run several times
+      slower;
+    * ``b_ih`` and ``b_hh`` only ever appear as their sum, so the caller adds them once per sequence, and each step
+      adds one bias to its pre-activation instead of two;
+    * the four gate activations are one :class:`~autograd_lab.ops.LSTMGatesOp` over the whole pre-activation
+      instead of three SigmoidOp and a TanhOp on its blocks;
+    * from the zero state the terms ``W_hh h_0`` and ``f ⊙ c_0`` are zero, so they are left out (no product of
+      zeros, forward or backward).
+    """
+    n_hidden = weight_hh.shape[1]
+    pre = MatMulOp(transpose_b=True)(weight_ih, x)  # W_ih x_tᵀ: (4H, N)
+    if h is not None:
+        pre = AddOp()(pre, MatMulOp()(weight_hh, h))
+    gates = LSTMGatesOp(axis=0)(AddOp()(pre, bias))  # (4H, N): rows σ(ĩ), σ(f̃), tanh(g̃), σ(õ)
+
+    def block(k: int) -> Variable:
+        return SliceOp(k * n_hidden, (k + 1) * n_hidden, axis=0)(gates)
+
+    i, f, g, o = block(0), block(1), block(2), block(3)  # input gate, forget gate, candidate, output gate
+    written = MulOp()(i, g)
+    c_next = written if c is None else AddOp()(MulOp()(f, c), written)
     h_next = MulOp()(o, TanhOp()(c_next))
     return h_next, c_next
 
@@ -118,6 +176,21 @@ class _Recurrent(Module):
             return self.forward(x, state)
         with eval_mode():
             return self.forward(x, state)
+
+    def final_state(self, x: Variable, state: Any = None) -> Any:
+        """The state after the last step of the sequence x (N, T, D): ``h_T`` (RNN) or ``(h_T, c_T)`` (LSTM).
+
+        The same graph as calling the module, less the final ``StackOp`` of all T states into the (N, T, H) outputs:
+        a classifier that reads only the last state skips that copy. Errors as calling the module.
+        """
+        if self.training:
+            return self._unroll(x, state)[1]
+        with eval_mode():
+            return self._unroll(x, state)[1]
+
+    def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], Any]:
+        """Check x and the state, run the steps; return the T hidden states h_1 ... h_T and the final state."""
+        raise NotImplementedError(f"{type(self).__name__} is not a sequence module")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.input_size}, {self.hidden_size})"
@@ -199,32 +272,63 @@ class RNN(_Recurrent):
     """
 
     def forward(self, x: Variable, h: Variable | None = None) -> tuple[Variable, Variable]:  # type: ignore[override]
+        outputs, h_last = self._unroll(x, h)
+        return StackOp(axis=1)(*outputs), h_last
+
+    def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], Variable]:
         self._check_input(x, sequence=True)
-        h = self._initial(x, h, "h")
+        h = self._initial(x, state, "h")
         outputs = []
         for t in range(x.shape[1]):
             h = rnn_cell(SelectOp(t, axis=1)(x), h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
             outputs.append(h)
-        return StackOp(axis=1)(*outputs), h
+        return outputs, h
 
 
 class LSTM(_Recurrent):
     """An LSTM unrolled over a batch-first sequence: ``lstm(x, (h0, c0))`` -> ``(outputs, (h_T, c_T))``.
 
     Shapes: x (N, T, D) with T ≥ 1; h0, c0 (N, H) or the state None (zeros); outputs (N, T, H) stacks h_1 ... h_T.
-    The parameters are PyTorch's single-layer ``nn.LSTM`` ones without the ``_l0`` suffix. Errors as
-    :class:`RNN`.
+    The parameters are PyTorch's single-layer ``nn.LSTM`` ones without the ``_l0`` suffix. Each step is
+    :func:`lstm_step` (the equations of :func:`lstm_cell` with each sequence a column, in fewer and larger
+    operations). Errors as :class:`RNN`.
     """
 
     n_gates = 4
 
     def forward(self, x: Variable, state: LSTMState | None = None  # type: ignore[override]
                 ) -> tuple[Variable, LSTMState]:
+        columns, (h, c) = self._unroll(x, state)
+        # (H, T, N) -> (N, T, H): the stacked columns h_t, read batch-first
+        outputs = TransposeOp((2, 1, 0))(StackOp(axis=1)(*columns))
+        return outputs, (TransposeOp()(h), TransposeOp()(c))
+
+    def final_state(self, x: Variable, state: Any = None) -> LSTMState:
+        """``(h_T, c_T)``, each (N, H), after the sequence x (N, T, D): the module's graph without the stack of all
+        the states (see :meth:`_Recurrent.final_state`)."""
+        if self.training:
+            _, (h, c) = self._unroll(x, state)
+        else:
+            with eval_mode():
+                _, (h, c) = self._unroll(x, state)
+        return TransposeOp()(h), TransposeOp()(c)
+
+    def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], LSTMState]:
+        """Run :func:`lstm_step` over x's T steps; return h_1 ... h_T and the final (h_T, c_T), each (H, N)."""
         self._check_input(x, sequence=True)
-        h, c = self._lstm_state(x, state)
-        outputs = []
+        # None: the zero state, which lstm_step handles by leaving out the terms that would multiply zeros.
+        h: Variable | None = None
+        c: Variable | None = None
+        if state is not None:
+            h, c = (TransposeOp()(v) for v in self._lstm_state(x, state))  # (N, H) -> columns (H, N)
+        # Once per sequence: every step uses the sum only, as a column repeated over the batch. Broadcasting it here,
+        # once (a view), makes each step's add a plain (4H, N) + (4H, N) and sends each step's gradient back
+        # unreduced: NumPy adds a (4H, 1) column to a (4H, N) array, and sums one back, about twice as slowly.
+        rows = self.n_gates * self.hidden_size
+        bias = BroadcastToOp((rows, x.shape[0]))(ReshapeOp((rows, 1))(AddOp()(self.bias_ih, self.bias_hh)))
+        columns = []
         for t in range(x.shape[1]):
-            h, c = lstm_cell(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, self.bias_ih,
-                             self.bias_hh)
-            outputs.append(h)
-        return StackOp(axis=1)(*outputs), (h, c)
+            h_t, c_t = lstm_step(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, bias)
+            columns.append(h_t)
+            h, c = h_t, c_t
+        return columns, (h_t, c_t)  # T ≥ 1 (checked), so the loop ran

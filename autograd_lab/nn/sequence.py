@@ -62,7 +62,7 @@ class SequenceClassifier(Module):
                              f"{self.recurrent.input_size}), got shape {x.shape} "
                              f"(called at {user_callsite() or 'unknown'})")
         rows = ReshapeOp((x.shape[0], self.steps, self.recurrent.input_size))(x)
-        _, state = self.recurrent(rows)
+        state = self.recurrent.final_state(rows)  # h_T only: the (N, T, H) stack of all states is not needed
         h_last = state[0] if isinstance(state, tuple) else state
         return self.head(h_last)
 

@@ -39,29 +39,38 @@ class SliceOp(Operator):
             shorter slice; a gate block of the wrong width must not go unnoticed).
     """
 
+    # The input shape last checked and its index: a replayed plan calls forward again with the same shape, and the
+    # checks and the index tuple cost several times the slicing itself (an LSTM step slices four times).
+    _checked: tuple[tuple[int, ...], tuple[slice, ...]] | None = None
+
     def __init__(self, start: int, stop: int, axis: int = -1) -> None:
         self.start = int(start)
         self.stop = int(stop)
         self.axis = int(axis)
 
-    def _index(self, ndim: int) -> tuple[slice, ...]:
-        axis = self.axis % ndim
-        return (slice(None),) * axis + (slice(self.start, self.stop),)
-
-    def forward(self, x: np.ndarray) -> np.ndarray:
-        axis = _axis_in_range("SliceOp", self.axis, x.ndim)
-        n = x.shape[axis]
+    def _index(self, shape: tuple[int, ...]) -> tuple[slice, ...]:
+        """The index of the slice in an input of ``shape``, checked once per shape."""
+        checked = self._checked
+        if checked is not None and checked[0] == shape:
+            return checked[1]
+        axis = _axis_in_range("SliceOp", self.axis, len(shape))
+        n = shape[axis]
         if not 0 <= self.start < self.stop <= n:
             raise ShapeError(
                 f"SliceOp: range [{self.start}, {self.stop}) does not lie inside axis {self.axis} of length {n} "
-                f"(input shape {x.shape})"
+                f"(input shape {shape})"
             )
-        return x[self._index(x.ndim)]
+        index = (slice(None),) * axis + (slice(self.start, self.stop),)
+        self._checked = (shape, index)
+        return index
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return x[self._index(x.shape)]
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         x = self.inputs[0]
-        gx = np.zeros_like(x)
-        gx[self._index(x.ndim)] = gy
+        gx = np.zeros(x.shape, x.dtype)  # np.zeros: about half the cost of zeros_like for an LSTM's (N, 4H) gates
+        gx[self._index(x.shape)] = gy
         return [gx]
 
 
@@ -79,27 +88,35 @@ class SelectOp(Operator):
         ShapeError: if the input has no such axis or ``index`` is out of range.
     """
 
+    _checked: tuple[tuple[int, ...], tuple[slice | int, ...]] | None = None  # as SliceOp's
+
     def __init__(self, index: int, axis: int = 1) -> None:
         self.index = int(index)
         self.axis = int(axis)
 
-    def _key(self, ndim: int) -> tuple[slice | int, ...]:
-        return (slice(None),) * (self.axis % ndim) + (self.index,)
-
-    def forward(self, x: np.ndarray) -> np.ndarray:
-        axis = _axis_in_range("SelectOp", self.axis, x.ndim)
-        n = x.shape[axis]
+    def _key(self, shape: tuple[int, ...]) -> tuple[slice | int, ...]:
+        """The index of the position in an input of ``shape``, checked once per shape."""
+        checked = self._checked
+        if checked is not None and checked[0] == shape:
+            return checked[1]
+        axis = _axis_in_range("SelectOp", self.axis, len(shape))
+        n = shape[axis]
         if not -n <= self.index < n:
             raise ShapeError(f"SelectOp: index {self.index} is out of range for axis {self.axis} of length {n} "
-                             f"(input shape {x.shape})")
-        return x[self._key(x.ndim)]
+                             f"(input shape {shape})")
+        key = (slice(None),) * axis + (self.index,)
+        self._checked = (shape, key)
+        return key
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return x[self._key(x.shape)]
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         if not self.needs_grad(0):
             return [None]
         x = self.inputs[0]
-        gx = np.zeros_like(x)
-        gx[self._key(x.ndim)] = gy
+        gx = np.zeros(x.shape, x.dtype)
+        gx[self._key(x.shape)] = gy
         return [gx]
 
 

@@ -59,6 +59,19 @@ def test_the_sequence_module_passes_gradcheck_for_inputs_and_initial_state(cls):
     gradcheck(run, [x, h0, c0], wrt=[0, 1] if cls is RNN else [0, 1, 2])
 
 
+@pytest.mark.parametrize("cls", [RNN, LSTM])
+def test_the_sequence_module_from_the_zero_state_passes_gradcheck(cls):
+    """No initial state: the LSTM's first step leaves out the products with h_0 = c_0 = 0 (lstm_step)."""
+    module = cls(D, H, rng=2, dtype=np.float64)
+
+    def run(xs):
+        state = module.final_state(xs)
+        h, c = state if cls is LSTM else (state, state)
+        return SumOp()(MulOp()(h, c))
+
+    gradcheck(run, [_sequence(3, seed=6)])  # the parameters' gradients on this path: test_recurrent_torch.py
+
+
 # -- depth: backpropagation through a long unrolled graph ------------------------------------------------------------
 def test_a_thousand_step_sequence_trains_without_recursion_error():
     """The engine walks the 19,000-op graph iteratively (Kahn's algorithm): no Python recursion limit is hit."""

@@ -7,7 +7,7 @@ import pytest
 
 from autograd_lab import Engine, Variable
 from autograd_lab.nn import LSTM, RNN, LSTMCell
-from autograd_lab.ops import MulOp, SumOp
+from autograd_lab.ops import AddOp, MulOp, SumOp
 
 torch = pytest.importorskip("torch", reason="PyTorch is an optional extra (pip install -e '.[torch]')")
 
@@ -60,3 +60,41 @@ def test_state_dict_loads_from_pytorch_and_back():
     h_back, c_back = back(x)
     np.testing.assert_allclose(h_ours.data, h_back.detach().numpy(), rtol=0, atol=1e-12)
     np.testing.assert_allclose(c_ours.data, c_back.detach().numpy(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("cls", "torch_cls"), [(LSTM, "LSTM"), (RNN, "RNN")])
+def test_the_zero_initial_state_and_final_state_match_pytorch_over_28_steps(cls, torch_cls):
+    """No initial state given: the LSTM leaves out the products with h_0 = c_0 = 0 (lstm_step), so this path is
+    checked on its own; ``final_state`` (no stack of the outputs) gives the final state and its gradients."""
+    rng = np.random.default_rng(13)
+    ours, theirs = _ours_and_theirs(cls, getattr(torch.nn, torch_cls), seed=4)
+    x = rng.standard_normal((N, T, D))
+    up_h, up_c = rng.standard_normal((N, H)), rng.standard_normal((N, H))
+
+    xv = Variable.from_numpy(x)
+    state = ours.final_state(xv)
+    h, c = state if cls is LSTM else (state, None)
+    loss = SumOp()(MulOp()(h, Variable.from_numpy(up_h)))
+    if c is not None:
+        loss = AddOp()(loss, SumOp()(MulOp()(c, Variable.from_numpy(up_c))))
+    Engine.backward(loss)
+
+    xt = torch.tensor(x, requires_grad=True)
+    _, state_t = theirs(xt)
+    h_t, c_t = state_t if cls is LSTM else (state_t, None)
+    loss_t = (h_t[0] * torch.from_numpy(up_h)).sum()
+    if c_t is not None:
+        loss_t = loss_t + (c_t[0] * torch.from_numpy(up_c)).sum()
+    loss_t.backward()
+
+    assert np.abs(h.data - h_t[0].detach().numpy()).max() <= 1e-10
+    if c is not None:
+        assert np.abs(c.data - c_t[0].detach().numpy()).max() <= 1e-10
+    pairs = [(xv.grad, xt.grad)]
+    pairs += [(p.grad, dict(theirs.named_parameters())[f"{name}_l0"].grad) for name, p in ours.named_parameters()]
+    worst = max(np.abs(a - b.numpy()).max() for a, b in pairs)
+    assert worst <= 1e-6, f"largest absolute gradient difference {worst:.3g}"
+    # The module's own call gives the same final state, and its outputs end with it.
+    outputs, again = ours(Variable.from_numpy(x))
+    np.testing.assert_array_equal((again[0] if cls is LSTM else again).data, h.data)
+    np.testing.assert_array_equal(outputs.data[:, -1], h.data)
