@@ -18,7 +18,8 @@ correct submission full marks, or the benchmark stops. Prints:
    measured with 2 jobs). Goal for 02_operators: <= 3 s per submission per core.
 
 ``--profile`` adds where the grader process spends its time per submission, by phase (wall clock and CPU of the
-thread that runs the phase), for 1 and 2 jobs.
+thread that runs the phase), for 1 and 2 jobs. ``--results FILE`` writes the scores and messages as JSON, to
+compare two versions of the grader on the same submissions.
 
 The machine may be shared: the load average is printed before and after, and timings are noisy.
 """
@@ -32,6 +33,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse
 import collections
 import functools
+import json
 import resource
 import shutil
 import sys
@@ -190,6 +192,8 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of (1 job, 2 jobs)")
     parser.add_argument("--profile", action="store_true", help="print the grader's time per phase")
+    parser.add_argument("--results", type=Path, help="write the scores and messages (JSON) here, to compare the "
+                                                      "grader of two versions on the same submissions")
     args = parser.parse_args()
     n = args.students
     load_before = os.getloadavg()
@@ -210,6 +214,8 @@ def main() -> None:
                 profiles[jobs] = Phases()
                 check(grade(built, args.assignment, jobs, Path(tmp), profiles[jobs]), first, n)
         alone = _sandbox_seconds(built, args.assignment)
+    if args.results and first is not None:
+        args.results.write_text(json.dumps(first["results"], indent=1))
     best = {jobs: min(r["wall"] for r in runs[jobs]) for jobs in (1, 2)}
     per_sub = best[1] / n
     speedup = best[1] / best[2]
