@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -40,3 +42,24 @@ def test_the_fallback_preexec_does_the_same(monkeypatch: pytest.MonkeyPatch) -> 
     assert prefix == [] and preexec is not None
     out = subprocess.run(PROBE, capture_output=True, text=True, check=True, preexec_fn=preexec).stdout
     assert out.split()[0] == "5"
+
+
+def test_removing_the_cgroup_kills_what_is_left_in_it() -> None:
+    group = sandbox._pids_cgroup(8)
+    if group is None:
+        pytest.skip("no writable pids cgroup on this machine")
+    prefix, _ = sandbox._launcher(group, 10)
+    # A process that left the session (as one could in unsafe mode): only the cgroup still knows it.
+    stray = subprocess.Popen([*prefix, "/bin/sleep", "60"], start_new_session=True)
+    try:
+        for _ in range(200):
+            if (group / "cgroup.procs").read_text().split():
+                break
+            time.sleep(0.005)
+        sandbox._remove_cgroup(group)
+        assert stray.wait(timeout=5) == -signal.SIGKILL
+        assert not group.exists()
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+            stray.wait()
