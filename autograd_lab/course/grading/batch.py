@@ -212,13 +212,16 @@ def grade_batch(
 
     results = []
     workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
-    with record.open_gradebook(course_dir) as gb, ThreadPoolExecutor(max_workers=workers) as pool:
-        for outcome in pool.map(work, students):  # map keeps student order: writes are sequential and ordered
-            results.append(_record(course_dir, assignment, outcome, unsafe, gb))
+    with record.open_gradebook(course_dir) as gb:
+        writer = record.GradebookWriter(gb, course_dir, assignment)  # before anything runs: a bad gradebook stops here
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for outcome in pool.map(work, students):  # map keeps student order: writes are sequential and ordered
+                results.append(_record(course_dir, assignment, outcome, unsafe, writer))
     return results
 
 
-def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool, gb: Any) -> tuple[Outcome, float, float]:
+def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool,
+            writer: record.GradebookWriter) -> tuple[Outcome, float, float]:
     job = outcome.job
     if job is None:
         raise RuntimeError(f"no job for {outcome.student}")  # prepare() always assembles one
@@ -229,7 +232,7 @@ def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool, g
         record.write_autograded(course_dir, outcome.student, job, notebook)
     else:
         record.clear_autograded(course_dir, outcome.student, assignment)
-    score, max_score = record.save_scores(course_dir, outcome.student, job, outcome.passed, stubs, notebook, gb)
+    score, max_score = writer.save(outcome.student, job, outcome.passed, stubs, notebook)
     if unsafe:
         outcome.messages.insert(0, UNSAFE_NOTE)
     if not [m for m in outcome.messages if m != UNSAFE_NOTE]:

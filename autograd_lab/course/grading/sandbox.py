@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,18 +171,10 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     result = RunResult()
 
     group = _pids_cgroup(int(limits.processes) + 5)  # + bwrap, its init, the harness, feedback and test child
-
-    def lower_priority() -> None:
-        os.nice(nice)
-        if group is not None:
-            try:
-                (group / "cgroup.procs").write_text(str(os.getpid()))
-            except OSError:
-                pass
-
-    proc = subprocess.Popen(harness_command(limits, unsafe), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, start_new_session=True, preexec_fn=lower_priority,
-                            close_fds=True)
+    prefix, preexec = _launcher(group, nice)
+    proc = subprocess.Popen([*prefix, *harness_command(limits, unsafe)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
+                            preexec_fn=preexec, close_fds=True)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     err_chunks: list[bytes] = []
     stderr = proc.stderr
@@ -227,6 +220,40 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     return result
 
 
+@functools.lru_cache(maxsize=1)
+def _launch_tools() -> tuple[str, str] | None:
+    sh, nice = shutil.which("sh", path="/usr/bin:/bin"), shutil.which("nice", path="/usr/bin:/bin")
+    return (sh, nice) if sh and nice else None
+
+
+def _launcher(group: Path | None, nice: int) -> tuple[list[str], Callable[[], None] | None]:
+    """(argv prefix, preexec_fn) that put the sandbox's first process into ``group`` and lower its priority by
+    ``nice`` before it execs ``bwrap``, so that every process of the sandbox starts there.
+
+    The prefix (``sh`` writes its own pid into the cgroup, then execs ``nice``, which execs the sandbox) lets
+    ``subprocess`` start the child with vfork; a ``preexec_fn`` forces a full fork of the grader, whose copied page
+    tables and copy-on-write faults cost ~10 ms of CPU per submission, in the serial part of a batch. Where ``sh``
+    or ``nice`` is missing the preexec_fn does the same. As before, a cgroup that cannot be joined is skipped.
+    """
+    tools = _launch_tools()
+    if tools is not None:
+        sh, nice_exe = tools
+        lower = [nice_exe, "-n", str(nice)]
+        if group is None:
+            return lower, None
+        return [sh, "-c", 'echo $$ > "$0" 2>/dev/null; exec "$@"', str(group / "cgroup.procs"), *lower], None
+
+    def lower_priority() -> None:
+        os.nice(nice)
+        if group is not None:
+            try:
+                (group / "cgroup.procs").write_text(str(os.getpid()))
+            except OSError:
+                pass
+
+    return [], lower_priority
+
+
 def _pids_cgroup(limit: int) -> Path | None:
     """A fresh cgroup whose ``pids.max`` caps every process of one sandbox, or None where none can be made.
 
@@ -248,9 +275,16 @@ def _pids_cgroup(limit: int) -> Path | None:
     return None
 
 
-def _remove_cgroup(group: Path) -> None:
-    """Kill whatever is still in the cgroup (a process that left the session, in unsafe mode) and remove it."""
-    for _ in range(50):
+def _remove_cgroup(group: Path, patience: float = 1.0) -> None:
+    """Kill whatever is still in the cgroup (a process that left the session, in unsafe mode) and remove it,
+    trying for ``patience`` seconds.
+
+    The killed processes take a few ms to leave; the retries start at 0.5 ms and back off to 20 ms, so a worker
+    does not sit idle for a fixed 20 ms after every submission (it did: ~3% of a batch's wall clock).
+    """
+    deadline = time.monotonic() + patience
+    delay = 0.0005
+    while True:
         try:
             pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
         except (OSError, ValueError):
@@ -266,7 +300,10 @@ def _remove_cgroup(group: Path) -> None:
         except FileNotFoundError:
             return
         except OSError:
-            time.sleep(0.02)  # the killed processes are still leaving
+            if time.monotonic() > deadline:
+                return
+            time.sleep(delay)  # the killed processes are still leaving
+            delay = min(2 * delay, 0.02)
 
 
 def _kill_group(proc: subprocess.Popen, result: RunResult) -> None:
