@@ -38,7 +38,7 @@ import traceback
 import types
 from typing import Any
 
-from autograd_lab.course.grading import audit
+from autograd_lab.course.grading import audit, guard
 
 MIB = 1024**2
 
@@ -96,11 +96,13 @@ class _Capture(io.TextIOBase):
 class _Cell:
     """Runs cells in one namespace with captured output."""
 
-    def __init__(self, ns: dict[str, Any], budget: _Budget, figures: bool) -> None:
+    def __init__(self, ns: dict[str, Any], budget: _Budget, figures: bool,
+                 attributes: guard.AttributeGuard | None = None) -> None:
         self.ns = ns
         self.budget = budget
         self.figures = figures
         self.outputs: list[dict] = []
+        self.attributes = attributes  # answer cells' attribute writes go through it (see grading/guard.py)
 
     def display(self, *objs: Any, **_: Any) -> None:
         for obj in objs:
@@ -128,10 +130,15 @@ class _Cell:
         error = None
         try:
             tree = ast.parse(source, filename)
+            answer = self.attributes is not None and filename in self.attributes.student_files
+            if answer:
+                tree = guard.instrument(tree)
             last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             if last is not None:
                 tree.body.pop()
             exec(compile(tree, filename, "exec"), self.ns)
+            if answer and self.attributes is not None:
+                self.attributes.adopt(self.ns, tree)
             if last is not None:
                 value = eval(compile(ast.Expression(last.value), filename, "eval"), self.ns)
                 if value is not None:
@@ -311,6 +318,11 @@ def _namespace(job: dict[str, Any]) -> dict[str, Any]:
     return ns
 
 
+def _student_files(cells: list[dict]) -> frozenset[str]:
+    """The file names answer cells are compiled under (the audit hook and the attribute guard watch them)."""
+    return frozenset(f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>" for c in cells if c["kind"] == "answer")
+
+
 def _install_seeds(seeds: dict[str, int]) -> None:
     from autograd_lab.course import checks
 
@@ -366,10 +378,11 @@ def main() -> None:
     os.close(fb_w)
 
     ns = _namespace(job)
-    runner = _Cell(ns, budget, figures=False)
+    student_files = _student_files(cells)
+    runner = _Cell(ns, budget, figures=False, attributes=guard.install(ns, student_files))
     ns["display"] = runner.display
     # From here on student code runs (the feedback child, forked before, only makes outputs for feedback).
-    audit.arm(frozenset(f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>" for c in cells if c["kind"] == "answer"))
+    audit.arm(student_files)
     for cell in cells:
         filename = f"<cell {cell['index']}: {cell['grade_id'] or 'unnamed'}>"
         if cell["kind"] in ("answer", "helper"):
@@ -484,7 +497,8 @@ def _feedback_child(cells: list[dict], go_r: int, out_w: int, job: dict, cell_s:
         os.close(go_r)
         ns = _namespace(job)
         budget = _Budget(int(job["limits"]["output_kb"]) * 1024)
-        runner = _Cell(ns, budget, figures)
+        runner = _Cell(ns, budget, figures, attributes=guard.install(ns, _student_files(cells)))
+        audit.arm(_student_files(cells))  # its outputs go to the student: the same rules as in the tests
         ns["display"] = runner.display
         for cell in cells:
             if cell["graded"]:

@@ -1,0 +1,96 @@
+"""Attribute writes in answer code, checked as they happen: an answer changes only objects it made itself.
+
+The static check (:mod:`.static`) refuses ``Variable.data = ...`` and ``np.allclose = ...`` by name, but a class can
+reach a local name in ways no syntax check can follow: returned by a helper (``def k(v): return type(v)``), kept
+on ``self`` (``self.k = type(v); self.k.parents = ...``), or given to a library helper. A write through such a name
+patches the class for the rest of the test process, so the instructor's checks that run after the answer in the
+same test cell (``Engine.topo_sort`` in a hidden test, ``Variable.parents``, a property getter) read the patch: a
+hostile-student review (the third) had all of these accepted. CPython raises no audit event for a write to a
+class attribute (``type.__setattr__`` is silent in 3.11), so :mod:`.audit` cannot see it either.
+
+So the harness compiles every answer cell through :func:`instrument`: each attribute assignment or deletion
+``obj.attr = value`` becomes ``__grader_attr__(obj, "attr").attr = value``, and :class:`AttributeGuard` (bound to
+that name in the notebook's namespace, where no answer can name or rebind it: dunder names are refused
+statically) lets the write through only when ``obj`` is not a class, module or function, or is a class or function
+that the answer cells defined. Anything else raises :class:`~.audit.GraderRefused` before the write happens, so
+catching the error does not help: nothing was changed. Line numbers are kept, so messages still name the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import types
+from typing import Any
+
+import numpy as np
+
+from autograd_lab.course.grading.audit import GraderRefused
+
+#: The name the instrumented code calls; a dunder, so an answer cell can neither use nor shadow it.
+GUARD_NAME = "__grader_attr__"
+
+#: Function-like objects: plain and builtin functions, methods, partials and NumPy's public functions (array-function
+#: dispatchers and ufuncs carry a ``__dict__`` of their own).
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
+              types.WrapperDescriptorType, types.MethodWrapperType, types.MethodDescriptorType, functools.partial,
+              type(np.allclose), np.ufunc)
+
+
+class _Rewriter(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            call = ast.Call(func=ast.Name(GUARD_NAME, ast.Load()), args=[node.value, ast.Constant(node.attr)],
+                            keywords=[])
+            node.value = ast.copy_location(call, node.value)
+        return node
+
+
+def instrument(tree: ast.Module) -> ast.Module:
+    """Route every attribute store and delete of ``tree`` (an answer cell, parsed) through :data:`GUARD_NAME`."""
+    tree = _Rewriter().visit(tree)
+    return ast.fix_missing_locations(tree)
+
+
+class AttributeGuard:
+    """Decides whether answer code may set or delete an attribute of ``obj``; see the module docstring.
+
+    Args:
+        student_files: the file names the answer cells are compiled under: a function whose code comes from one
+            of them is the answer's own.
+    """
+
+    def __init__(self, student_files: frozenset[str]) -> None:
+        self.student_files = student_files
+        self.own_classes: list[type] = []  # strong references: an id could otherwise be reused by another class
+
+    def adopt(self, ns: dict[str, Any], tree: ast.Module) -> None:
+        """Record the classes an answer cell's top-level ``class`` statements defined (call after it ran)."""
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ClassDef) and isinstance(ns.get(stmt.name), type):
+                self.own_classes.append(ns[stmt.name])
+
+    def __call__(self, obj: Any, attr: str) -> Any:
+        if isinstance(obj, type):
+            if any(obj is own for own in self.own_classes):
+                return obj
+            raise GraderRefused(f"the grader refuses changing `{attr}` of the class "
+                                f"{getattr(obj, '__qualname__', '?')}, which the answer did not define: the tests "
+                                f"use it (change your own classes, instances and local variables only)")
+        if isinstance(obj, types.ModuleType):
+            raise GraderRefused(f"the grader refuses changing `{attr}` of the module {obj.__name__}")
+        if isinstance(obj, _FUNCTIONS):
+            code = getattr(obj, "__code__", None)
+            if code is None or code.co_filename not in self.student_files:
+                name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+                raise GraderRefused(f"the grader refuses changing `{attr}` of the function {name}, which the "
+                                    f"answer did not define")
+        return obj
+
+
+def install(ns: dict[str, Any], student_files: frozenset[str]) -> AttributeGuard:
+    """Put a fresh :class:`AttributeGuard` into the notebook namespace ``ns`` and return it."""
+    guard = AttributeGuard(student_files)
+    ns[GUARD_NAME] = guard
+    return guard

@@ -1,0 +1,76 @@
+"""The attribute guard (grading/guard.py) on its own: answer code compiled through ``instrument`` may change its own
+classes, instances and functions, and nothing else; a refused write leaves the object unchanged. The hostile cases
+are the third hostile-student review's class patches, which the static check let through."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from autograd_lab import Engine, Variable
+from autograd_lab.course.grading import guard
+from autograd_lab.course.grading.audit import GraderRefused
+
+STUDENT = "<cell 4: add_op_code>"
+
+
+def student(source: str, **names: object) -> dict:
+    ns: dict = {"__builtins__": __builtins__, "Variable": Variable, "Engine": Engine, **names}
+    attributes = guard.install(ns, frozenset({STUDENT}))
+    tree = guard.instrument(ast.parse(source, STUDENT))
+    exec(compile(tree, STUDENT, "exec"), ns)
+    attributes.adopt(ns, tree)
+    return ns
+
+
+HOSTILE = {
+    "class from a helper": ("def k(v):\n    return type(v)\n\n\ndef attack():\n    c = k(Variable.from_numpy(1.0))\n"
+                            "    def fake(*a):\n        return []\n    c.from_numpy = fake\n", Variable, "from_numpy"),
+    "class kept on self": ("class A:\n    def attack(self):\n        self.k = type(Variable.from_numpy(1.0))\n"
+                           "        self.k.topo_sort = self.attack\n\n\ndef attack():\n    A().attack()\n",
+                           Variable, "topo_sort"),
+    "class in a loop variable": ("def attack():\n    for c in [Engine]:\n        c.topo_sort = len\n", Engine,
+                                 "topo_sort"),
+    "delete through a tuple": ("def attack():\n    box = (Engine,)\n    del box[0].backward\n", Engine, "backward"),
+    "augmented write": ("def attack():\n    c = [Engine][0]\n    c.grad_enabled += 1\n", Engine, "grad_enabled"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_answer_code_cannot_change_a_class_it_did_not_define(name: str) -> None:
+    source, target, attr = HOSTILE[name]
+    before = dict(vars(target))
+    ns = student(source)
+    with pytest.raises(GraderRefused, match=f"changing `{attr}` of the class {target.__name__}"):
+        ns["attack"]()
+    assert dict(vars(target)) == before, f"{name}: the class was changed although the write was refused"
+
+
+def test_modules_and_library_functions_are_refused_too() -> None:
+    import numpy as np
+
+    ns = student("def attack(m, f):\n    m.allclose = f\n\n\ndef tag(f):\n    f.tag = 1\n", np=np)
+    with pytest.raises(GraderRefused, match="module numpy"):
+        ns["attack"](np, len)
+    with pytest.raises(GraderRefused, match="function allclose"):
+        ns["tag"](np.allclose)
+    assert not hasattr(np.allclose, "tag")
+
+
+def test_own_classes_instances_and_functions_stay_writable() -> None:
+    ns = student("class Counter:\n    calls = 0\n\n    @classmethod\n    def bump(cls):\n        cls.calls += 1\n\n"
+                 "    def __init__(self):\n        self.n = 0\n        self.n += 1\n\n\n"
+                 "def helper():\n    return 1\n\n\ndef use(nodes):\n    helper.seen = True\n    Counter.bump()\n"
+                 "    for node in nodes:\n        node.grad = None\n        node.name = 'x'\n    return Counter().n\n")
+    v = Variable.from_numpy(1.0)
+    v.grad = 1.0
+    assert ns["use"]([v]) == 1
+    assert ns["Counter"].calls == 1 and ns["helper"].seen is True and v.grad is None and v.name == "x"
+
+
+def test_line_numbers_survive_the_rewrite() -> None:
+    ns = student("def attack():\n    c = [Engine][0]\n\n\n    c.x = 1\n")
+    with pytest.raises(GraderRefused) as info:
+        ns["attack"]()
+    assert info.traceback[-2].lineno + 1 == 5 or any(e.lineno + 1 == 5 for e in info.traceback)
