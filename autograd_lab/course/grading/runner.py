@@ -38,7 +38,7 @@ import traceback
 import types
 from typing import Any
 
-from autograd_lab.course.grading import audit, guard
+from autograd_lab.course.grading import audit, guard, hidden
 
 MIB = 1024**2
 
@@ -194,14 +194,16 @@ def _describe(exc: BaseException, filename: str) -> dict[str, str]:
     if isinstance(exc, CellTimeout):
         return {"ename": "CellTimeoutError", "evalue": str(exc), "line": ""}
     line = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in frames:
         if frame.filename == filename:
             line = str(frame.lineno)
     try:
         evalue = str(exc)
     except Exception:
         evalue = "<unprintable>"
-    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "line": line}
+    raised_here = bool(frames) and frames[-1].filename == filename  # not in a call below the cell's line
+    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "line": line, "in_cell": raised_here}
 
 
 class _Reporter:
@@ -448,8 +450,8 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
                 os.close(fd)
             signal.setitimer(signal.ITIMER_REAL, 0)
             patched = pristine.restore()
-            error = runner.run(cell["source"], filename, None)
-            result = {"passed": error is None, "outputs": runner.outputs, "truncated": budget.truncated,
+            error, outputs = _run_in_parts(cell["source"], runner, filename)
+            result = {"passed": error is None, "outputs": outputs, "truncated": budget.truncated,
                       "patched": patched[:20], **(error or {})}
             data = json.dumps(result).encode() + b"\n"
             view = memoryview(data)
@@ -487,6 +489,26 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
     return {**verdict, "passed": passed, "ename": str(record.get("ename", "")), "patched": [str(p) for p in undone],
             "evalue": str(record.get("evalue", ""))[:2000], "line": str(record.get("line", "")),
             "outputs": outputs}
+
+
+def _run_in_parts(source: str, runner: _Cell, filename: str) -> tuple[dict[str, Any] | None, list[dict]]:
+    """Run a test cell's visible part, then its hidden part, showing nothing of the hidden inputs (grading/hidden.py).
+
+    Returns (the error or None, the outputs to show).
+    """
+    visible, hidden_part = hidden.split(source)
+    error = runner.run(visible, filename, None) if visible else None
+    outputs = list(runner.outputs) if visible else []
+    if error is None and hidden_part is not None:
+        error = runner.run(hidden_part, filename, None)
+        dropped = sum(len(o.get("text", "")) + sum(len(v) for v in o.get("data", {}).values()) for o in runner.outputs)
+        if runner.outputs:
+            outputs.append(hidden.dropped_note(dropped))
+        if error is not None and error["ename"] != "CellTimeoutError":
+            line = int(error["line"]) if str(error.get("line", "")).isdigit() else 0
+            error = {**error, "evalue": hidden.masked_message(source, line, bool(error.get("in_cell")),
+                                                             error["ename"])}
+    return error, outputs
 
 
 def _feedback_child(cells: list[dict], go_r: int, out_w: int, job: dict, cell_s: float, figures: bool) -> None:

@@ -318,6 +318,20 @@ CASES: dict[str, Case] = {
     "ctypes_in_a_numpy_test_suite": Case("raw memory", (answer(SQUARES, (
         "def sum_of_squares(x):\n    np.lib.tests.test_io.c_bool.from_address(0)\n    return 0.0")),), 4,
         _refused_squares("is the module `numpy.lib.tests`")),
+    # Third hostile review: the answer receives the hidden inputs as arguments and showed them in its feedback
+    # (printed, or in an error message, its own or a library's); with them a resubmission can hard-code the
+    # outputs. The fixture's hidden inputs are read-only, so "LEAK" is printed for hidden inputs only.
+    "print_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    if not x.flags.writeable:\n        print('LEAK', x.tolist())\n"
+        "    return float(np.sum(x * x))")),), 5, r"^all tests passed$"),
+    "error_carries_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    if not x.flags.writeable:\n        raise ValueError('LEAK ' + str(x.tolist()))\n"
+        "    return float(np.sum(x * x))")),), 4,
+        r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
+    "library_error_carries_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    if not x.flags.writeable:\n"
+        "        np.reshape(x, (int(abs(x[0]) * 1e6) + 7,))\n    return float(np.sum(x * x))")),), 4,
+        r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
     # Own code: the reference imported, subclassed, wrapped, executed from its source, or its code cloned.
     "imports_reference": Case("reference", (answer(ADD, "from autograd_lab.ops import AddOp"),), 1,
                               _refused_add("is the reference implementation")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import re
 import time
 from pathlib import Path
@@ -83,3 +84,13 @@ def test_no_submission_changed_the_source_the_config_or_anyone_submission(batch:
 
 def test_the_victim_of_tampering_keeps_full_marks(batch: dict) -> None:
     assert batch["reports"]["full"].score == MAX_SCORE
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.kind == "leak hidden inputs"))
+def test_hidden_inputs_never_reach_the_feedback(batch: dict, name: str) -> None:
+    graded = batch["course"] / "autograded" / name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    cells = json.loads(graded.read_text())["cells"]  # the outputs only: the answer's own text says LEAK too
+    text = json.dumps([c.get("outputs", []) for c in cells]) + "; ".join(batch["reports"][name].messages)
+    assert "LEAK" not in text, f"{name}: the hidden inputs reached the autograded notebook or the report"
+    if name == "library_error_carries_hidden_inputs":
+        assert "cannot reshape" not in text, f"{name}: numpy's message (it names a shape made of the inputs) shown"
