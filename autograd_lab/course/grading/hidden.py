@@ -49,7 +49,7 @@ def _text_of(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else ELLIPSIS for v in node.values)
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else ELLIPSIS for v in node.values)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # "..." + f"..." across lines
         left, right = _text_of(node.left), _text_of(node.right)
         return None if left is None or right is None else left + right
@@ -73,7 +73,7 @@ def masked_message(source: str, line: int, raised_in_cell: bool, ename: str) -> 
     except SyntaxError:
         return hidden
     for node in ast.walk(tree):
-        if getattr(node, "lineno", None) is None or not (node.lineno <= line <= (node.end_lineno or node.lineno)):
+        if not isinstance(node, ast.stmt) or not node.lineno <= line <= (node.end_lineno or node.lineno):
             continue
         message: ast.expr | None
         if isinstance(node, ast.Assert):

@@ -118,7 +118,7 @@ class _Cell:
             out["execution_count"] = None
         self.outputs.append(out)
 
-    def run(self, source: str, filename: str, timeout: float | None) -> dict[str, str] | None:
+    def run(self, source: str, filename: str, timeout: float | None) -> dict[str, Any] | None:
         """Execute ``source``; return None on success or {ename, evalue, traceback} for the exception raised."""
         self.outputs = []
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -189,7 +189,7 @@ def _mime_bundle(obj: Any) -> dict[str, str]:
     return data
 
 
-def _describe(exc: BaseException, filename: str) -> dict[str, str]:
+def _describe(exc: BaseException, filename: str) -> dict[str, Any]:
     """ename, evalue and the last lines of the traceback that belong to the cell (line numbers only)."""
     if isinstance(exc, CellTimeout):
         return {"ename": "CellTimeoutError", "evalue": str(exc), "line": ""}
