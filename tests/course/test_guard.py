@@ -74,3 +74,39 @@ def test_line_numbers_survive_the_rewrite() -> None:
     with pytest.raises(GraderRefused) as info:
         ns["attack"]()
     assert info.traceback[-2].lineno + 1 == 5 or any(e.lineno + 1 == 5 for e in info.traceback)
+
+
+class Spy:
+    """Stands for a test's spy: a class an instructor's cell defines (module __main__)."""
+
+    def __init__(self) -> None:
+        self.modes = [(True, True)]
+
+
+Spy.__module__ = "__main__"
+
+
+@pytest.mark.parametrize("write", ["model.modes = []", "model.modes[:] = [(False, False)]", "model.modes.clear()",
+                                   "del model.modes", "model.modes[0] = (False, False)"])
+def test_answer_code_cannot_rewrite_a_spy_the_test_made(write: str) -> None:
+    ns = student(f"def evaluate(model):\n    {write}\n")
+    spy = Spy()
+    with pytest.raises(GraderRefused, match="changing `modes` of a Spy"):
+        ns["evaluate"](spy)
+    assert spy.modes == [(True, True)]
+
+
+def test_own_subclass_of_a_notebook_class_and_library_containers_stay_writable() -> None:
+    ns = student("class Mine(Spy):\n    def reset(self):\n        self.modes.clear()\n\n\n"
+                 "def grow(op, v):\n    op.inputs.append(v)\n    v.name = 'v'\n", Spy=Spy)
+    mine = ns["Mine"]()
+    mine.reset()
+    assert mine.modes == []
+
+    class Holder:
+        def __init__(self) -> None:
+            self.inputs: list = []
+
+    holder = Holder()
+    ns["grow"](holder, Variable.from_numpy(1.0))
+    assert len(holder.inputs) == 1

@@ -8,11 +8,17 @@ same test cell (``Engine.topo_sort`` in a hidden test, ``Variable.parents``, a p
 hostile-student review (the third) had all of these accepted. CPython raises no audit event for a write to a
 class attribute (``type.__setattr__`` is silent in 3.11), so :mod:`.audit` cannot see it either.
 
+The same review rewrote a test's spy: ``evaluate(model, ...)`` skipped ``no_grad()`` and then overwrote the modes
+the test's ``SpyModel`` had recorded (``model.modes[:] = [(False, False)] * 3``): full marks in chapter 07.
+
 So the harness compiles every answer cell through :func:`instrument`: each attribute assignment or deletion
-``obj.attr = value`` becomes ``__grader_attr__(obj, "attr").attr = value``, and :class:`AttributeGuard` (bound to
-that name in the notebook's namespace, where no answer can name or rebind it: dunder names are refused
-statically) lets the write through only when ``obj`` is not a class, module or function, or is a class or function
-that the answer cells defined. Anything else raises :class:`~.audit.GraderRefused` before the write happens, so
+``obj.attr = value`` becomes ``__grader_attr__(obj, "attr").attr = value``, and so do the item stores and in-place
+container methods reached through an attribute (``obj.attr[k] = v``, ``obj.attr.clear()``), which change what
+``obj`` holds. :class:`AttributeGuard` (bound to that name in the notebook's namespace, where no answer can name or
+rebind it: dunder names are refused statically) lets the write through only when ``obj`` is not a class, module or
+function, nor an instance of a class that an instructor's cell defined (a spy), unless the answer cells defined that
+class or function. (A container first copied to a local name, ``log = model.modes``, is not followed: see
+docs/instructor.md.) Anything else raises :class:`~.audit.GraderRefused` before the write happens, so
 catching the error does not help: nothing was changed. Line numbers are kept, so messages still name the line.
 """
 
@@ -37,13 +43,39 @@ _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, t
               type(np.allclose), np.ufunc)
 
 
+#: Methods that change a container in place: ``obj.attr.clear()`` counts as a write to ``obj``.
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+                       "sort", "reverse", "add", "discard", "difference_update", "intersection_update",
+                       "symmetric_difference_update", "fill", "resize", "put", "itemset", "setflags",
+                       "appendleft", "extendleft", "popleft", "rotate", "__setitem__", "__delitem__"})
+
+
+def _guarded(node: ast.Attribute) -> None:
+    """Make ``node`` (``obj.attr``) evaluate ``obj`` through the guard."""
+    call = ast.Call(func=ast.Name(GUARD_NAME, ast.Load()), args=[node.value, ast.Constant(node.attr)], keywords=[])
+    node.value = ast.copy_location(call, node.value)
+
+
 class _Rewriter(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.ctx, (ast.Store, ast.Del)):
-            call = ast.Call(func=ast.Name(GUARD_NAME, ast.Load()), args=[node.value, ast.Constant(node.attr)],
-                            keywords=[])
-            node.value = ast.copy_location(call, node.value)
+            _guarded(node)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        # obj.attr[k] = v changes what obj holds: a write to obj (a test's spy keeps its record in obj.attr).
+        self.generic_visit(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Attribute):
+            _guarded(node.value)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        # obj.attr.clear() likewise.
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _MUTATORS and isinstance(func.value, ast.Attribute):
+            _guarded(func.value)
         return node
 
 
@@ -80,6 +112,10 @@ class AttributeGuard:
                                 f"use it (change your own classes, instances and local variables only)")
         if isinstance(obj, types.ModuleType):
             raise GraderRefused(f"the grader refuses changing `{attr}` of the module {obj.__name__}")
+        kind = type(obj)
+        if kind.__module__ == "__main__" and not any(own in kind.__mro__ for own in self.own_classes):
+            raise GraderRefused(f"the grader refuses changing `{attr}` of a {kind.__qualname__}: the notebook's "
+                                f"tests made that object (to watch what the answer does), not the answer")
         if isinstance(obj, _FUNCTIONS):
             code = getattr(obj, "__code__", None)
             if code is None or code.co_filename not in self.student_files:
