@@ -110,3 +110,54 @@ def test_own_subclass_of_a_notebook_class_and_library_containers_stay_writable()
     holder = Holder()
     ns["grow"](holder, Variable.from_numpy(1.0))
     assert len(holder.inputs) == 1
+
+
+def calls_student(source: str, references: list[str]) -> dict:
+    import autograd_lab.nn
+    import autograd_lab.ops
+
+    ns: dict = {"__builtins__": __builtins__, "Variable": Variable, "Engine": Engine, "autograd_lab": autograd_lab}
+    attributes = guard.install(ns, frozenset({STUDENT}), {STUDENT: references})
+    attributes.resolve(STUDENT, ns)
+    exec(compile(guard.instrument(ast.parse(source, STUDENT), STUDENT), STUDENT, "exec"), ns)
+    return ns
+
+
+REACHED = {
+    "class of a library layer's op": "k = type(Linear(1, 1)(Variable.from_numpy(np.ones((1, 1)))).op)\n    "
+                                     "return k().forward(a, b)",
+    "method of that class, unbound": "k = type(Linear(1, 1)(Variable.from_numpy(np.ones((1, 1)))).op)\n    "
+                                     "return k.forward(None, a, b)",
+    "the op instance itself": "y = Linear(1, 1)(Variable.from_numpy(np.ones((1, 1))))\n    "
+                              "return y.op.forward(a, b)",
+    "through partial and map": "k = type(Linear(1, 1)(Variable.from_numpy(np.ones((1, 1)))).op)\n    "
+                               "return list(map(functools.partial(k.forward, None), [a], [b]))[0]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REACHED))
+def test_the_reference_reached_at_run_time_cannot_be_called(name: str) -> None:
+    import functools
+
+    import numpy as np
+
+    from autograd_lab.nn import Linear
+
+    ns = calls_student(f"def forward(a, b):\n    {REACHED[name]}\n", ["autograd_lab.ops.AddOp"])
+    ns.update(np=np, Linear=Linear, functools=functools)
+    with pytest.raises(GraderRefused, match=r"calling autograd_lab\.ops\.AddOp, the reference"):
+        ns["forward"](np.ones(2), np.ones(2))
+
+
+def test_other_library_code_and_frame_reading_calls_still_work() -> None:
+    import numpy as np
+
+    from autograd_lab.nn import Linear
+
+    ns = calls_student("class Base:\n    def __init__(self):\n        self.n = 1\n\n\nclass Op(Base):\n"
+                       "    def __init__(self):\n        super().__init__()\n\n\n"
+                       "def forward(a, b):\n    y = Linear(1, 1)(Variable.from_numpy(np.ones((1, 1))))\n"
+                       "    return np.add(a, b, out=None), Op().n, sorted(dir())\n", ["autograd_lab.ops.AddOp"])
+    ns.update(np=np, Linear=Linear)
+    total, n, names = ns["forward"](np.ones(2), np.ones(2))
+    assert total.tolist() == [2.0, 2.0] and n == 1 and names == ["a", "b", "y"]

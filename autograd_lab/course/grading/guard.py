@@ -33,8 +33,11 @@ import numpy as np
 
 from autograd_lab.course.grading.audit import GraderRefused
 
-#: The name the instrumented code calls; a dunder, so an answer cell can neither use nor shadow it.
+#: The names the instrumented code calls; dunders, so an answer cell can neither use nor shadow them.
 GUARD_NAME = "__grader_attr__"
+CALL_NAME = "__grader_call__"
+#: Calls left as they are: zero-argument ``super()`` and ``dir()`` read the frame they are called from.
+_FRAME_READERS = frozenset({"super", "dir"})
 
 #: Function-like objects: plain and builtin functions, methods, partials and NumPy's public functions (array-function
 #: dispatchers and ufuncs carry a ``__dict__`` of their own).
@@ -57,6 +60,9 @@ def _guarded(node: ast.Attribute) -> None:
 
 
 class _Rewriter(ast.NodeTransformer):
+    def __init__(self, filename: str | None) -> None:
+        self.filename = filename  # set: every call also goes through CALL_NAME, tagged with the cell's file
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -76,12 +82,18 @@ class _Rewriter(ast.NodeTransformer):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _MUTATORS and isinstance(func.value, ast.Attribute):
             _guarded(func.value)
-        return node
+        if self.filename is None or (isinstance(func, ast.Name) and func.id in _FRAME_READERS):
+            return node
+        # f(a, k=b) -> __grader_call__("<cell>", f, a, k=b): the callee and its arguments are seen before the call.
+        call = ast.Call(func=ast.Name(CALL_NAME, ast.Load()), args=[ast.Constant(self.filename), func, *node.args],
+                        keywords=node.keywords)
+        return ast.copy_location(call, node)
 
 
-def instrument(tree: ast.Module) -> ast.Module:
-    """Route every attribute store and delete of ``tree`` (an answer cell, parsed) through :data:`GUARD_NAME`."""
-    tree = _Rewriter().visit(tree)
+def instrument(tree: ast.Module, filename: str | None = None) -> ast.Module:
+    """Route every attribute store and delete of ``tree`` (an answer cell, parsed) through :data:`GUARD_NAME`, and
+    with ``filename`` (the cell's file name) every call through :data:`CALL_NAME`."""
+    tree = _Rewriter(filename).visit(tree)
     return ast.fix_missing_locations(tree)
 
 
@@ -93,9 +105,65 @@ class AttributeGuard:
             of them is the answer's own.
     """
 
-    def __init__(self, student_files: frozenset[str]) -> None:
+    def __init__(self, student_files: frozenset[str], references: dict[str, list[str]] | None = None) -> None:
         self.student_files = student_files
         self.own_classes: list[type] = []  # strong references: an id could otherwise be reused by another class
+        self.reference_names = references or {}  # cell file -> dotted references, as the tests write them
+        self.references: dict[str, tuple[dict[int, str], tuple[type, ...], list[Any]]] = {}
+
+    def resolve(self, filename: str, ns: dict[str, Any]) -> None:
+        """Look up the references of the answer cell ``filename`` in the notebook namespace ``ns`` (call before the
+        cell runs: the setup cell has bound the names they start from). A reference class counts with the
+        functions its own ``__dict__`` holds; one that cannot be found is skipped (its test fails on its own)."""
+        ids: dict[int, str] = {}
+        classes: list[type] = []
+        keep: list[Any] = []
+        for dotted in self.reference_names.get(filename, []):
+            head, *rest = dotted.split(".")
+            value = ns.get(head, _MISSING)
+            for part in rest:
+                value = getattr(value, part, _MISSING) if value is not _MISSING else _MISSING
+            if value is _MISSING:
+                continue
+            found = [value]
+            if isinstance(value, type):
+                classes.append(value)
+                found += [getattr(v, "__func__", v) for v in vars(value).values()
+                          if isinstance(v, (types.FunctionType, staticmethod, classmethod, property))]
+                found += [f for v in vars(value).values() if isinstance(v, property)
+                          for f in (v.fget, v.fset, v.fdel) if f is not None]
+            found = [getattr(v, "__func__", v) for v in found]
+            keep += found
+            ids.update((id(v), dotted) for v in found)
+        self.references[filename] = (ids, tuple(classes), keep)
+
+    def call(self, filename: str, func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """Call ``func(*args, **kwargs)`` for answer code compiled from ``filename``, unless it or an argument is
+        (or wraps) a reference of that cell: the reference reached at run time (``type(layer(x).op)`` is the
+        library's AddOp) is still not the student's own code."""
+        refs = self.references.get(filename)
+        if refs is not None and refs[0]:
+            for value in (func, *args, *kwargs.values()):
+                hit = self._reference_in(value, refs)
+                if hit is not None:
+                    raise GraderRefused(f"the grader refuses calling {hit}, the reference implementation of this "
+                                        f"exercise, from the answer (reached at run time): write it yourself")
+        return func(*args, **kwargs)
+
+    @staticmethod
+    def _reference_in(value: Any, refs: tuple[dict[int, str], tuple[type, ...], list[Any]]) -> str | None:
+        ids, classes, _ = refs
+        for _ in range(8):  # partial(partial(f)) and bound methods, a few levels deep
+            if id(value) in ids:
+                return ids[id(value)]
+            if classes and isinstance(value, classes):
+                return ids.get(id(type(value))) or type(value).__qualname__
+            inner = value.__func__ if isinstance(value, types.MethodType) else (
+                value.func if isinstance(value, functools.partial) else None)
+            if inner is None:
+                return None
+            value = inner
+        return None
 
     def adopt(self, ns: dict[str, Any], tree: ast.Module) -> None:
         """Record the classes an answer cell's top-level ``class`` statements defined (call after it ran)."""
@@ -125,8 +193,13 @@ class AttributeGuard:
         return obj
 
 
-def install(ns: dict[str, Any], student_files: frozenset[str]) -> AttributeGuard:
-    """Put a fresh :class:`AttributeGuard` into the notebook namespace ``ns`` and return it."""
-    guard = AttributeGuard(student_files)
+_MISSING = object()
+
+
+def install(ns: dict[str, Any], student_files: frozenset[str],
+            references: dict[str, list[str]] | None = None) -> AttributeGuard:
+    """Put a fresh :class:`AttributeGuard` into the notebook namespace ``ns`` (both names) and return it."""
+    guard = AttributeGuard(student_files, references)
     ns[GUARD_NAME] = guard
+    ns[CALL_NAME] = guard.call
     return guard

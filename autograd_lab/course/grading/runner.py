@@ -131,8 +131,9 @@ class _Cell:
         try:
             tree = ast.parse(source, filename)
             answer = self.attributes is not None and filename in self.attributes.student_files
-            if answer:
-                tree = guard.instrument(tree)
+            if answer and self.attributes is not None:
+                self.attributes.resolve(filename, self.ns)
+                tree = guard.instrument(tree, filename)
             last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             if last is not None:
                 tree.body.pop()
@@ -325,6 +326,12 @@ def _student_files(cells: list[dict]) -> frozenset[str]:
     return frozenset(f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>" for c in cells if c["kind"] == "answer")
 
 
+def _references(cells: list[dict]) -> dict[str, list[str]]:
+    """Each answer cell's file name -> the references its tests name (it may not call them, see grading/guard.py)."""
+    return {f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>": [str(r) for r in c.get("references", [])]
+            for c in cells if c["kind"] == "answer"}
+
+
 def _install_seeds(seeds: dict[str, int]) -> None:
     from autograd_lab.course import checks
 
@@ -381,7 +388,7 @@ def main() -> None:
 
     ns = _namespace(job)
     student_files = _student_files(cells)
-    runner = _Cell(ns, budget, figures=False, attributes=guard.install(ns, student_files))
+    runner = _Cell(ns, budget, figures=False, attributes=guard.install(ns, student_files, _references(cells)))
     ns["display"] = runner.display
     # From here on student code runs (the feedback child, forked before, only makes outputs for feedback).
     audit.arm(student_files)
@@ -519,7 +526,7 @@ def _feedback_child(cells: list[dict], go_r: int, out_w: int, job: dict, cell_s:
         os.close(go_r)
         ns = _namespace(job)
         budget = _Budget(int(job["limits"]["output_kb"]) * 1024)
-        runner = _Cell(ns, budget, figures, attributes=guard.install(ns, _student_files(cells)))
+        runner = _Cell(ns, budget, figures, attributes=guard.install(ns, _student_files(cells), _references(cells)))
         audit.arm(_student_files(cells))  # its outputs go to the student: the same rules as in the tests
         ns["display"] = runner.display
         for cell in cells:

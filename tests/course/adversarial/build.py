@@ -332,6 +332,15 @@ CASES: dict[str, Case] = {
         "def sum_of_squares(x):\n    if not x.flags.writeable:\n"
         "        np.reshape(x, (int(abs(x[0]) * 1e6) + 7,))\n    return float(np.sum(x * x))")),), 4,
         r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
+    # Third hostile review: the reference reached at run time through a library layer that uses it (Linear adds
+    # its bias with AddOp): no name of it anywhere, so the static check and assert_own_code saw nothing (5/5).
+    "reference_through_a_library_layer": Case("reference reached at run time", (answer(ADD, (
+        "from autograd_lab.nn import Linear\n\n\ndef _ref():\n"
+        "    return type(Linear(1, 1)(Variable.from_numpy(np.ones((1, 1)))).op)\n\n\n"
+        "class AddOp(Operator):\n    def forward(self, a, b):\n        return _ref().forward(self, a, b)\n\n"
+        "    def backward(self, gy):\n        return _ref().backward(self, gy)")),), 1,
+        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses calling "
+        r"autograd_lab\.ops\.AddOp, the reference implementation"),
     # Own code: the reference imported, subclassed, wrapped, executed from its source, or its code cloned.
     "imports_reference": Case("reference", (answer(ADD, "from autograd_lab.ops import AddOp"),), 1,
                               _refused_add("is the reference implementation")),
