@@ -133,7 +133,7 @@ class _Cell:
             answer = self.attributes is not None and filename in self.attributes.student_files
             if answer and self.attributes is not None:
                 self.attributes.resolve(filename, self.ns)
-                tree = guard.instrument(tree, filename)
+                tree = guard.instrument(tree, filename, self.attributes.method_names.get(filename, frozenset()))
             last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             if last is not None:
                 tree.body.pop()
