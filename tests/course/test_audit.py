@@ -89,3 +89,24 @@ typing.get_type_hints(type("X", (), {"__annotations__": {"a": "int"}}))  # no st
 print("ok")
 """)
     assert out == "ok"
+
+
+def test_a_library_module_imported_by_an_answer_may_make_code_at_its_own_top_level(tmp_path) -> None:
+    # An honest `from autograd_lab.nn import Linear` in an answer cell was refused: typing compiles annotations
+    # while the module is first imported. Here a module that compiles and execs at its top level stands for it.
+    (tmp_path / "makes_code_at_import.py").write_text("exec(compile('VALUE = 41 + 1', 'lib', 'exec'))\n")
+    out = run(f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+ns = student('''
+import makes_code_at_import
+def attack():
+    exec("x = 1")
+''')
+assert ns["makes_code_at_import"].VALUE == 42
+try:
+    ns["attack"]()
+except audit.GraderRefused:
+    print("ok")
+""")
+    assert out == "ok"

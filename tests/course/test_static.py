@@ -188,6 +188,23 @@ REFUSED: dict[str, tuple[str, int, str]] = {
     "rebind_outside": ("def f():\n    Variable.x = 1\n", 2, "assigning an attribute of `Variable`"),
     "item_store_on_helper": ("def f():\n    numerical_grad.__defaults__ = (1,)\n", 2, "`.__defaults__`"),
     "walrus_top_level": ("(x := 1)\n", 1, "runs when the cell runs"),
+    # Third hostile review: stdlib classes re-exported by allowed modules, test suites, helpers that set methods
+    # on the class they are given, and in-place changes to the library's module-level tables.
+    "pathlib_through_the_library": ("def f():\n    return autograd_lab.data.bundled.Path('/tmp/x').read_text()\n",
+                                    2, "is `pathlib.Path`"),
+    "pathlib_imported_from_the_library": ("from autograd_lab.data.bundled import Path\n", 1, "is `pathlib.Path`"),
+    "path_constant_of_the_library": ("def f():\n    return autograd_lab.data.bundled.BUNDLED_DIR.parent\n", 2,
+                                     "is `pathlib.PosixPath`"),
+    "abc_through_typing": ("import typing\n\n\ndef f():\n    return typing.ABCMeta\n", 5, "is `abc.ABCMeta`"),
+    "numpy_test_suite": ("import numpy.lib.tests.test_io\n", 1, "importing `numpy.lib.tests.test_io`"),
+    "ctypes_in_a_numpy_test_suite": ("def f():\n    return np.lib.tests.test_io.c_bool\n", 2,
+                                     "is the module `numpy.lib.tests`"),
+    "dataclass_on_a_library_class": ("import dataclasses\n\n\ndef f(v):\n    dataclasses.dataclass(type(v), eq=True)\n",
+                                     5, "`.dataclass` is not allowed"),
+    "total_ordering_on_a_library_class": ("import functools\n\n\ndef f(v):\n    functools.total_ordering(type(v))\n",
+                                          5, "`.total_ordering` is not allowed"),
+    "library_table_changed_in_place": ("def f():\n    autograd_lab.nn.mlp.DEFAULT_INIT.update({'relu': 'zeros'})\n",
+                                       2, "changes a list, dict or set that `autograd_lab` holds"),
 }
 OTHER_REFERENCES = {"reference_method": ("autograd_lab.Engine.topo_sort",)}
 
@@ -229,6 +246,11 @@ ACCEPTED = {
     "own_exception": "class ShapeMismatch(ValueError):\n    pass\n",
     "own_base_class": "class Base:\n    pass\n\n\nclass Child(Base):\n    pass\n",
     "public_library_module": "from autograd_lab.nn import init\nfrom autograd_lab import ops\n",
+    "c_accelerated_stdlib": ("import functools\nfrom typing import Any, Optional\nimport collections\n\n\n"
+                             "def f(v: Any) -> Optional[int]:\n    d = collections.defaultdict(list)\n"
+                             "    d[1].append(functools.reduce(max, v))\n"
+                             "    return collections.deque([1]).popleft()\n"),
+    "own_table_changed_in_place": "TABLE = {}\n\n\ndef f():\n    TABLE.setdefault('a', 1)\n",
 }
 
 

@@ -38,10 +38,11 @@ class JobCell:
     source: str  # what runs in the sandbox
     points: float = 0.0
     shown: str | None = None  # the student's text for an answer cell (shown in feedback), if different
+    references: list[str] = field(default_factory=list)  # an answer's references, which it may not call
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "kind": self.kind, "grade_id": self.grade_id, "source": self.source,
-                "graded": self.kind == TEST and self.points > 0}
+                "graded": self.kind == TEST and self.points > 0, "references": self.references}
 
 
 @dataclass
@@ -149,7 +150,7 @@ def assemble(
                 run = refused_code(gid, refusals)
             else:
                 run = text
-            job.cells.append(JobCell(index, kind, gid, run, shown=text))
+            job.cells.append(JobCell(index, kind, gid, run, shown=text, references=list(facts.references[index])))
         elif kind == TEST:
             points = float(meta.get("points", 0) or 0)
             job.cells.append(JobCell(index, kind, gid, _text(cell.source), points))

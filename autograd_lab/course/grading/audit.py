@@ -9,7 +9,8 @@ installs a hook that refuses them. A hook cannot be removed once added, and fork
 Refused once armed, whenever code compiled from an answer cell is among the callers (so library code that the
 setup cell or a test calls on its own is never disturbed), unless the frame that caused a ``compile`` or ``exec``
 is one of the few library files that legitimately make code (``dataclasses``, ``collections.namedtuple``,
-``ast.parse``, the import system):
+``ast.parse``, the import system) or runs inside an import (a library module's own top-level code, run by the
+answer's ``import`` line):
 
 - ``compile`` and ``exec`` (code from text, or code objects executed by ``exec``);
 - setting or deleting a function's or class's ``__code__``, ``__globals__``, ``__closure__``, ``__defaults__``,
@@ -62,6 +63,23 @@ def _student_on_stack(frame: Any) -> bool:
     return False
 
 
+def _importing(frame: Any) -> bool:
+    """Whether ``frame`` runs inside an import (the import system is between it and the nearest student frame).
+
+    A library module imported for the first time by an answer's ``import`` line runs its own top-level code, which
+    may make code (``typing.NamedTuple`` compiles its annotations): that is the library's doing, not the answer's.
+    """
+    files = _state["student_files"]
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name in files:
+            return False
+        if name == "<frozen importlib._bootstrap>":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if not _state["armed"] or _state["busy"]:
         return
@@ -81,6 +99,13 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         return
     if event in ("compile", "exec"):
         if caller.f_code.co_filename in _MAY_MAKE_CODE:
+            return
+        _state["busy"] = True
+        try:
+            importing = _importing(caller)
+        finally:
+            _state["busy"] = False
+        if importing:
             return
         raise GraderRefused(f"the grader refuses running code made from text or code objects ({event}) in a "
                             "submission")

@@ -29,7 +29,12 @@ DENIED_MODULES = frozenset({
     "numpy.lib.npyio", "numpy.core", "numpy._core",
     # Array types whose reductions skip entries (masked arrays) or whose methods a subclass could override.
     "numpy.ma", "numpy.matlib",
+    # Typing plugins and build hooks: they import mypy, PyInstaller and the like.
+    "numpy.typing.mypy_plugin", "numpy._pyinstaller",
 })
+#: Submodule names refused in any allowed package: test suites import ctypes, subprocess and pytest, and their
+#: helpers write files (``numpy.lib.tests.test_io.c_bool`` is a ctypes type).
+DENIED_SUBMODULE_NAMES = frozenset({"tests", "testing_utils", "conftest", "setup", "benchmarks"})
 #: Builtins that run code from text, reach any attribute or namespace, read files or stop the interpreter.
 DENIED_BUILTINS = frozenset({
     "exec", "eval", "compile", "open", "__import__", "getattr", "setattr", "delattr", "globals", "locals", "vars",
@@ -55,7 +60,10 @@ _SKIPPING_ARRAYS = ("ma", "masked_array", "MaskedArray", "matrix", "asmatrix")
 #: (singledispatch's register reads string annotations with eval) or walk attributes named in a string
 #: (str.format's "{0.__globals__}"): each is a way around the rules above.
 _HIDDEN_SETATTR_OR_EVAL = ("update_wrapper", "wraps", "singledispatch", "singledispatchmethod", "format",
-                           "format_map", "attrgetter", "methodcaller")
+                           "format_map", "attrgetter", "methodcaller",
+                           # these set methods on the class they are given: dataclass(type(v)) gave Variable an
+                           # __eq__ that makes any two Variables equal (third hostile review)
+                           "dataclass", "total_ordering", "no_type_check", "runtime_checkable")
 #: Attribute names refused on whatever object, with the reason given to the student.
 DENIED_ATTRIBUTES: dict[str, str] = {
     **dict.fromkeys(_FRAMES, "it reaches frames, code objects or the objects of other code"),
@@ -161,6 +169,8 @@ def allowed_module(dotted: str, private_ok: bool = False) -> bool:
         return False
     if not private_ok and any(p.startswith("_") for p in parts[1:]):
         return False
+    if any(p in DENIED_SUBMODULE_NAMES for p in parts[1:]):
+        return False
     return not any(dotted == d or dotted.startswith(d + ".") for d in DENIED_MODULES)
 
 
@@ -173,8 +183,8 @@ def is_module(dotted: str) -> bool:
         return _MODULE_CACHE[dotted]
     result = False
     top = dotted.split(".")[0]
-    if top in ALLOWED_MODULES and not dotted.startswith("."):
-        parent, _, attr = dotted.rpartition(".")
+    parent, _, attr = dotted.rpartition(".")
+    if top in ALLOWED_MODULES and not dotted.startswith(".") and (not parent or allowed_module(parent, True)):
         try:
             if parent:
                 value = inspect.getattr_static(importlib.import_module(parent), attr, None)
@@ -188,9 +198,48 @@ def is_module(dotted: str) -> bool:
     return result
 
 
+#: Where a value may come from (its class's or its own ``__module__``) to be used through an allowed module: C
+#: accelerators of allowed modules are named with a leading underscore (``functools.reduce`` is ``_functools``).
+_ALLOWED_ORIGINS = ALLOWED_MODULES | {"builtins", "_functools", "_collections", "_collections_abc"}
+
+
+def foreign_origin(module: str, attr: str) -> str | None:
+    """Where ``module.attr`` really comes from, when that is outside the allow-list; else None.
+
+    An allowed module re-exports what it imported (``autograd_lab.data.bundled.Path`` is :class:`pathlib.Path`,
+    ``typing.ABCMeta`` is :class:`abc.ABCMeta`) and holds instances of foreign classes (a ``Path`` constant), so a
+    name reached through it can be a file, process or raw-memory tool. The value's own ``__module__`` (classes,
+    functions) or its class's (instances) decides; a builtin that :data:`DENIED_BUILTINS` lists counts as foreign.
+    """
+    if not allowed_module(module, private_ok=True) or attr.startswith("_"):
+        return None
+    try:
+        value = inspect.getattr_static(importlib.import_module(module), attr, None)
+    except ImportError:
+        return None
+    if value is None or isinstance(value, types.ModuleType):
+        return None
+    named = isinstance(value, type) or (callable(value) and hasattr(value, "__qualname__"))
+    holder = value if named else type(value)
+    origin = inspect.getattr_static(holder, "__module__", None)
+    if not isinstance(origin, str):
+        return None
+    if origin == "builtins":
+        name = getattr(value, "__name__", "")
+        return f"builtins.{name}" if isinstance(name, str) and name in DENIED_BUILTINS else None
+    # numpy's own internals (numpy._core...) are where numpy's public functions live: fine; the grading machinery
+    # re-exported somewhere is not.
+    if origin.split(".")[0] in _ALLOWED_ORIGINS and not origin.startswith(("autograd_lab.course", "autograd_lab.cli")):
+        return None
+    return f"{origin}.{getattr(holder, '__qualname__', type(value).__name__)}"
+
+
 def module_name_of_attribute(module: str, attr: str) -> str | None:
-    """The real module name if ``module.attr`` is a module (``autograd_lab.data.os`` -> ``os``), else None."""
-    if module.split(".")[0] not in ALLOWED_MODULES or attr.startswith("_"):
+    """The real module name if ``module.attr`` is a module (``autograd_lab.data.os`` -> ``os``), else None.
+
+    A refused module is never imported to find out (importing a test suite runs its set-up).
+    """
+    if not allowed_module(module, private_ok=True) or attr.startswith("_"):
         return None
     try:
         value = inspect.getattr_static(importlib.import_module(module), attr, None)

@@ -38,7 +38,7 @@ import traceback
 import types
 from typing import Any
 
-from autograd_lab.course.grading import audit
+from autograd_lab.course.grading import audit, guard, hidden
 
 MIB = 1024**2
 
@@ -96,11 +96,13 @@ class _Capture(io.TextIOBase):
 class _Cell:
     """Runs cells in one namespace with captured output."""
 
-    def __init__(self, ns: dict[str, Any], budget: _Budget, figures: bool) -> None:
+    def __init__(self, ns: dict[str, Any], budget: _Budget, figures: bool,
+                 attributes: guard.AttributeGuard | None = None) -> None:
         self.ns = ns
         self.budget = budget
         self.figures = figures
         self.outputs: list[dict] = []
+        self.attributes = attributes  # answer cells' attribute writes go through it (see grading/guard.py)
 
     def display(self, *objs: Any, **_: Any) -> None:
         for obj in objs:
@@ -116,7 +118,7 @@ class _Cell:
             out["execution_count"] = None
         self.outputs.append(out)
 
-    def run(self, source: str, filename: str, timeout: float | None) -> dict[str, str] | None:
+    def run(self, source: str, filename: str, timeout: float | None) -> dict[str, Any] | None:
         """Execute ``source``; return None on success or {ename, evalue, traceback} for the exception raised."""
         self.outputs = []
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -128,10 +130,16 @@ class _Cell:
         error = None
         try:
             tree = ast.parse(source, filename)
+            answer = self.attributes is not None and filename in self.attributes.student_files
+            if answer and self.attributes is not None:
+                self.attributes.resolve(filename, self.ns)
+                tree = guard.instrument(tree, filename, self.attributes.method_names.get(filename, frozenset()))
             last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             if last is not None:
                 tree.body.pop()
             exec(compile(tree, filename, "exec"), self.ns)
+            if answer and self.attributes is not None:
+                self.attributes.adopt(self.ns, tree)
             if last is not None:
                 value = eval(compile(ast.Expression(last.value), filename, "eval"), self.ns)
                 if value is not None:
@@ -182,19 +190,21 @@ def _mime_bundle(obj: Any) -> dict[str, str]:
     return data
 
 
-def _describe(exc: BaseException, filename: str) -> dict[str, str]:
+def _describe(exc: BaseException, filename: str) -> dict[str, Any]:
     """ename, evalue and the last lines of the traceback that belong to the cell (line numbers only)."""
     if isinstance(exc, CellTimeout):
         return {"ename": "CellTimeoutError", "evalue": str(exc), "line": ""}
     line = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in frames:
         if frame.filename == filename:
             line = str(frame.lineno)
     try:
         evalue = str(exc)
     except Exception:
         evalue = "<unprintable>"
-    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "line": line}
+    raised_here = bool(frames) and frames[-1].filename == filename  # not in a call below the cell's line
+    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "line": line, "in_cell": raised_here}
 
 
 class _Reporter:
@@ -311,6 +321,17 @@ def _namespace(job: dict[str, Any]) -> dict[str, Any]:
     return ns
 
 
+def _student_files(cells: list[dict]) -> frozenset[str]:
+    """The file names answer cells are compiled under (the audit hook and the attribute guard watch them)."""
+    return frozenset(f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>" for c in cells if c["kind"] == "answer")
+
+
+def _references(cells: list[dict]) -> dict[str, list[str]]:
+    """Each answer cell's file name -> the references its tests name (it may not call them, see grading/guard.py)."""
+    return {f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>": [str(r) for r in c.get("references", [])]
+            for c in cells if c["kind"] == "answer"}
+
+
 def _install_seeds(seeds: dict[str, int]) -> None:
     from autograd_lab.course import checks
 
@@ -366,10 +387,11 @@ def main() -> None:
     os.close(fb_w)
 
     ns = _namespace(job)
-    runner = _Cell(ns, budget, figures=False)
+    student_files = _student_files(cells)
+    runner = _Cell(ns, budget, figures=False, attributes=guard.install(ns, student_files, _references(cells)))
     ns["display"] = runner.display
     # From here on student code runs (the feedback child, forked before, only makes outputs for feedback).
-    audit.arm(frozenset(f"<cell {c['index']}: {c['grade_id'] or 'unnamed'}>" for c in cells if c["kind"] == "answer"))
+    audit.arm(student_files)
     for cell in cells:
         filename = f"<cell {cell['index']}: {cell['grade_id'] or 'unnamed'}>"
         if cell["kind"] in ("answer", "helper"):
@@ -435,8 +457,8 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
                 os.close(fd)
             signal.setitimer(signal.ITIMER_REAL, 0)
             patched = pristine.restore()
-            error = runner.run(cell["source"], filename, None)
-            result = {"passed": error is None, "outputs": runner.outputs, "truncated": budget.truncated,
+            error, outputs = _run_in_parts(cell["source"], runner, filename)
+            result = {"passed": error is None, "outputs": outputs, "truncated": budget.truncated,
                       "patched": patched[:20], **(error or {})}
             data = json.dumps(result).encode() + b"\n"
             view = memoryview(data)
@@ -476,6 +498,26 @@ def _run_test(cell: dict, runner: _Cell, filename: str, cell_s: float, budget: _
             "outputs": outputs}
 
 
+def _run_in_parts(source: str, runner: _Cell, filename: str) -> tuple[dict[str, Any] | None, list[dict]]:
+    """Run a test cell's visible part, then its hidden part, showing nothing of the hidden inputs (grading/hidden.py).
+
+    Returns (the error or None, the outputs to show).
+    """
+    visible, hidden_part = hidden.split(source)
+    error = runner.run(visible, filename, None) if visible else None
+    outputs = list(runner.outputs) if visible else []
+    if error is None and hidden_part is not None:
+        error = runner.run(hidden_part, filename, None)
+        dropped = sum(len(o.get("text", "")) + sum(len(v) for v in o.get("data", {}).values()) for o in runner.outputs)
+        if runner.outputs:
+            outputs.append(hidden.dropped_note(dropped))
+        if error is not None and error["ename"] != "CellTimeoutError":
+            line = int(error["line"]) if str(error.get("line", "")).isdigit() else 0
+            error = {**error, "evalue": hidden.masked_message(source, line, bool(error.get("in_cell")),
+                                                             error["ename"])}
+    return error, outputs
+
+
 def _feedback_child(cells: list[dict], go_r: int, out_w: int, job: dict, cell_s: float, figures: bool) -> None:
     """Wait for the go signal, then run every non-test cell in order and stream its outputs (never returns)."""
     try:
@@ -484,7 +526,8 @@ def _feedback_child(cells: list[dict], go_r: int, out_w: int, job: dict, cell_s:
         os.close(go_r)
         ns = _namespace(job)
         budget = _Budget(int(job["limits"]["output_kb"]) * 1024)
-        runner = _Cell(ns, budget, figures)
+        runner = _Cell(ns, budget, figures, attributes=guard.install(ns, _student_files(cells), _references(cells)))
+        audit.arm(_student_files(cells))  # its outputs go to the student: the same rules as in the tests
         ns["display"] = runner.display
         for cell in cells:
             if cell["graded"]:

@@ -39,6 +39,7 @@ from autograd_lab.course.grading.policy import (
     bindings_of,
     context_imports,
     defined_names,
+    foreign_origin,
     library_class,
     module_name_of_attribute,
 )
@@ -297,6 +298,13 @@ class _Checker:
                 self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell (allowed: "
                                   f"{_ALLOWED_TEXT})")
                 continue
+            head, _, leaf = binding.origin.rpartition(".")
+            origin = foreign_origin(head, leaf) if binding.module is None and isinstance(node, ast.ImportFrom) \
+                else None
+            if origin is not None:
+                self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell: it is "
+                                  f"`{origin}`, from outside the allowed modules ({_ALLOWED_TEXT})")
+                continue
             if self.is_reference(binding.origin):
                 self.refuse(node, f"`{binding.origin}` is the reference implementation of this exercise; write "
                                   f"it yourself instead of importing it")
@@ -549,7 +557,11 @@ class _Checker:
             self.refuse(node, f"`{func.id}(...)` may only be used as a decorator in an answer cell")
         if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
             root = _root_name(func)
-            if root is not None and not self.is_local(root) and root in self.instructor_names:
+            if root is not None and not self.is_local(root) and (root in self.modules or root in self.context) \
+                    and root not in self.cell_names:
+                self.refuse(node, f"`{_short(func)}(...)` changes a list, dict or set that `{root}` holds, which "
+                                  f"the library and the tests share; work on a copy")
+            elif root is not None and not self.is_local(root) and root in self.instructor_names:
                 self.refuse(node, f"`{_short(func)}(...)` changes `{root}`, which the notebook's tests use; "
                                   f"work on a copy (`list({root})`, `dict({root})`, `{root}.copy()`)")
         if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass"):
@@ -638,6 +650,12 @@ class _Checker:
                 if not attribute_base:
                     self.refuse(node, f"the module `{_short(node)}` may only be used to reach its functions and "
                                       f"classes, not passed around or stored")
+                    return
+            else:
+                origin = foreign_origin(module, attr)
+                if origin is not None:
+                    self.refuse(node, f"`{_short(node)}` is `{origin}`, from outside the modules an answer cell "
+                                      f"may use (only {_ALLOWED_TEXT})")
                     return
         elif attr in self.reference_leaves and isinstance(node.value, (ast.Name, ast.Attribute)):
             root = _root_name(node)

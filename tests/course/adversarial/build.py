@@ -288,6 +288,59 @@ CASES: dict[str, Case] = {
     "masked_array": Case("lying objects", (answer(ADD, ADD_SOLUTION.replace(
         "        return a + b", "        return np.ma.masked_array(a - b, mask=True)")),), 1,
         _refused_add("`.masked_array` is not allowed")),
+    # Third hostile review: a library class patched from inside a test through a name the static check cannot
+    # follow (a helper's return value, an attribute of self). The patch reached the instructor's hidden test in
+    # the same test process ("PATCH SURVIVED"); now the write is refused as it happens.
+    "class_patch_through_helper": Case("monkeypatch library classes", (answer(ADD, ADD_SOLUTION.replace(
+        "    def forward(self, a, b):\n",
+        "    def forward(self, a, b):\n        def boom(*args, **kwargs):\n"
+        "            raise RuntimeError('PATCH SURVIVED into the hidden test')\n"
+        "        c = _class_of(Variable.from_numpy(a))\n        c.from_numpy = boom\n").replace(
+        "class AddOp", "def _class_of(v):\n    return type(v)\n\n\nclass AddOp")),), 1,
+        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses changing `from_numpy` of the "
+        r"class Variable"),
+    "class_patch_through_self": Case("monkeypatch library classes", (answer(ADD, ADD_SOLUTION.replace(
+        "    def forward(self, a, b):\n",
+        "    def forward(self, a, b):\n        self.k = type(Variable.from_numpy(a))\n"
+        "        self.k.parents = self.k.is_leaf\n")),), 1,
+        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses changing `parents` of the "
+        r"class Variable"),
+    "dataclass_on_library_class": Case("monkeypatch library classes", (answer(ADD, (
+        "import dataclasses\n\n\n" + WRONG_ADD.replace(
+            "        return a - b", "        dataclasses.dataclass(type(Variable.from_numpy(a)), eq=True)\n"
+                                  "        return a - b"))),), 1, _refused_add("`.dataclass` is not allowed")),
+    "library_table_changed_in_place": Case("monkeypatch library classes", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    autograd_lab.ops.__all__.clear()\n    return 0.0")),), 4,
+        _refused_squares("special attribute `.__all__`")),
+    "pathlib_through_the_library": Case("read instructor source", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    print(autograd_lab.data.bundled.Path('/proc/self/environ').read_text())\n"
+        "    return float(np.sum(x * x))")),), 4, _refused_squares("is `pathlib.Path`")),
+    "ctypes_in_a_numpy_test_suite": Case("raw memory", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    np.lib.tests.test_io.c_bool.from_address(0)\n    return 0.0")),), 4,
+        _refused_squares("is the module `numpy.lib.tests`")),
+    # Third hostile review: the answer receives the hidden inputs as arguments and showed them in its feedback
+    # (printed, or in an error message, its own or a library's); with them a resubmission can hard-code the
+    # outputs. The fixture's hidden inputs are read-only, so "LEAK" is printed for hidden inputs only.
+    "print_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    if not x.flags.writeable:\n        print('LEAK', x.tolist())\n"
+        "    return float(np.sum(x * x))")),), 5, r"^all tests passed$"),
+    "error_carries_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    if not x.flags.writeable:\n        raise ValueError('LEAK ' + str(x.tolist()))\n"
+        "    return float(np.sum(x * x))")),), 4,
+        r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
+    "library_error_carries_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
+        "def sum_of_squares(x):\n    if not x.flags.writeable:\n"
+        "        np.reshape(x, (int(abs(x[0]) * 1e6) + 7,))\n    return float(np.sum(x * x))")),), 4,
+        r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
+    # Third hostile review: the reference reached at run time through a library layer that uses it (Linear adds
+    # its bias with AddOp): no name of it anywhere, so the static check and assert_own_code saw nothing (5/5).
+    "reference_through_a_library_layer": Case("reference reached at run time", (answer(ADD, (
+        "from autograd_lab.nn import Linear\n\n\ndef _ref():\n"
+        "    return type(Linear(1, 1)(Variable.from_numpy(np.ones((1, 1)))).op)\n\n\n"
+        "class AddOp(Operator):\n    def forward(self, a, b):\n        return _ref().forward(self, a, b)\n\n"
+        "    def backward(self, gy):\n        return _ref().backward(self, gy)")),), 1,
+        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses calling "
+        r"autograd_lab\.ops\.AddOp, the reference implementation"),
     # Own code: the reference imported, subclassed, wrapped, executed from its source, or its code cloned.
     "imports_reference": Case("reference", (answer(ADD, "from autograd_lab.ops import AddOp"),), 1,
                               _refused_add("is the reference implementation")),

@@ -1,0 +1,70 @@
+"""Hostile answers against real chapters, where a test watches the answer with a spy object: graded once through
+the sandboxed grader. Found by the third hostile-student review: ``evaluate`` in chapter 07 skipped ``no_grad()``
+and then rewrote the modes the test's ``SpyModel`` had recorded, for full marks (13/13). (A plain attribute write
+on the spy is in tests/course/test_guard.py.)"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from autograd_lab.course import instructor
+
+from ..conftest import copy_course
+from ..submissions import full_solution
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile_real")]
+
+CHAPTER = "07_training_an_mlp"
+EVALUATE_WITHOUT_NO_GRAD = '''
+def evaluate(model, x, y, batch_size=500):
+    total_loss = 0.0
+    correct = 0
+    for start in range(0, len(x), batch_size):
+        xb, yb = x[start:start + batch_size], y[start:start + batch_size]
+        logits = model(Variable.from_numpy(xb))
+        loss = SoftmaxCrossEntropyOp()(logits, Variable.from_numpy(yb))
+        total_loss += loss.item() * len(xb)
+        correct += int(np.sum(logits.data.argmax(axis=1) == yb))
+    if hasattr(model, "modes"):
+        {rewrite}
+    return total_loss / len(x), correct / len(x)
+'''
+CASES = {
+    "spy_items_rewritten": "model.modes[:] = [(False, False)] * len(model.modes)",
+    "spy_cleared_and_refilled": "model.modes.clear()",
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("real")
+    course = copy_course(tmp / "course", which=(CHAPTER,))
+    instructor.release(course, tmp / "notebooks")
+    release = nbformat.read(course / "release" / CHAPTER / f"{CHAPTER}.ipynb", as_version=4)
+    source = nbformat.read(course / "source" / CHAPTER / f"{CHAPTER}.ipynb", as_version=4)
+    for name, rewrite in {"full": None, **CASES}.items():
+        nb = full_solution(release, source)
+        if rewrite is not None:
+            cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "evaluate_code")
+            cell.source = EVALUATE_WITHOUT_NO_GRAD.replace("{rewrite}", rewrite)
+        path = course / "submitted" / name / CHAPTER / f"{CHAPTER}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+    return {r.student: r for r in instructor.autograde(course, CHAPTER, jobs=2)}
+
+
+def test_the_honest_solution_keeps_full_marks(reports: dict) -> None:
+    full = reports["full"]
+    assert full.max_score > 0 and full.score == full.max_score, str(full)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rewriting_the_tests_spy_loses_the_points(reports: dict, name: str) -> None:
+    report, full = reports[name], reports["full"]
+    message = "; ".join(report.messages)
+    assert report.score < full.max_score, f"{name}: {report}"
+    assert re.search(r"evaluate_test \(\d+ points?\) failed: GraderRefused: the grader refuses changing `modes` "
+                     r"of a SpyModel", message), f"{name}: {message}"
