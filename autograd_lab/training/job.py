@@ -38,10 +38,10 @@ from autograd_lab.training.schedule import SCHEDULES, CosineSchedule
 Log = Callable[[str], None]
 OPTIMIZERS = ("sgd", "adam")
 #: The TrainConfig fields whose default depends on the model: left at None, they take the chosen model's default
-#: (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts for the MLP, Adam lr 3e-3
-#: without augmentation for the recurrent models). :meth:`TrainConfig.resolved` fills them in; run_training saves the
-#: filled-in config in metrics.json.
-MODEL_SETTINGS = ("optimizer", "lr", "augment_shift")
+#: (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts and a constant rate for the
+#: MLP, Adam lr 3e-3 without augmentation for the recurrent models, a cosine schedule for the CNN).
+#: :meth:`TrainConfig.resolved` fills them in; run_training saves the filled-in config in metrics.json.
+MODEL_SETTINGS = ("optimizer", "lr", "augment_shift", "lr_schedule")
 
 
 @dataclass
@@ -63,7 +63,7 @@ class TrainConfig:
     epochs: int = 20
     batch_size: int = 64
     lr: float | None = None
-    lr_schedule: str = "constant"
+    lr_schedule: str | None = None
     hidden: list[int] = field(default_factory=lambda: [256])
     hidden_size: int = 64
     activation: str = "relu"
@@ -114,7 +114,7 @@ class TrainConfig:
             fail("weight_decay", "a number in [0, inf)")
         if self.clip_norm is not None and not 0 < self.clip_norm < math.inf:
             fail("clip_norm", "None or a number in (0, inf)")
-        if self.lr_schedule not in SCHEDULES:
+        if self.lr_schedule is not None and self.lr_schedule not in SCHEDULES:
             fail("lr_schedule", f"one of {SCHEDULES}")
         if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
             fail("optimizer", f"one of {OPTIMIZERS}")
@@ -128,8 +128,8 @@ class TrainConfig:
             fail("activation", f"one of {sorted(ACTIVATIONS)}")
 
     def resolved(self) -> TrainConfig:
-        """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift) replaced by the
-        model's default (``model_defaults``); a value given is kept whatever the model.
+        """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift, lr_schedule)
+        replaced by the model's default (``model_defaults``); a value given is kept whatever the model.
 
         Raises:
             ValueError: for an unknown model name.
