@@ -32,8 +32,8 @@ class CNN(Module):
     (101,770), and it scores about two points higher on the bundled MNIST subset (98.55% and 98.45% held-out for
     seeds 0 and 1 with ``autograd-lab train --model cnn``'s defaults, against 96.4% for the default 784-256-10 MLP;
     ``benchmarks/bench_cnn.py --accuracy``; the score moves by a few tenths between seeds). This is the LeNet idea
-    (Y. LeCun, L. Bottou, Y. Bengio, P. Haffner, "Gradient-based learning applied to document recognition", Proc. IEEE 86(11),
-    1998) with ReLU, max pooling and batch normalisation.
+    (Y. LeCun, L. Bottou, Y. Bengio, P. Haffner, "Gradient-based learning applied to document recognition", Proc.
+    IEEE 86(11), 1998) with ReLU, max pooling and batch normalisation.
 
     ``self.layers`` lists the modules in order (the exporter walks it); the parameters are named ``layers.<i>.weight``
     and the running statistics ``layers.<i>.stats.mean`` / ``.var`` (saved with the model).
