@@ -12,9 +12,12 @@ from the same initial weights:
 
 Prints the CPU times (best of ``--repeats`` interleaved runs; CPU time, because the machine may be shared), the ratios
 (goal: autograd-lab ≤ 1.5x PyTorch), the largest parameter difference from the NumPy loop after the epoch, and the
-peak RSS growth after the first of three epochs (goal: flat, < 5 MB). ``--accuracy`` adds the CNN's 15-epoch runs
-(two seeds) on the bundled held-out 2,000 images (goal ≥ 98.0% on average) next to the default MLP run; ``--fashion``
-adds 10 epochs on the full Fashion-MNIST (goal ≥ 90.5% on its 10,000 test images; needs Debian's dataset-fashion-mnist).
+peak RSS growth after the first of three epochs (goal: flat, < 5 MB). ``--accuracy`` adds the CNN trained with the
+command line's defaults, ``autograd-lab train --dataset mnist-bundled --model cnn --seed S`` (20 epochs, SGD 0.02 on
+a cosine schedule, 1-pixel shifts, 7,600 training images: 5% are held for validation), for two seeds, scored on the
+bundled held-out 2,000 images (goal ≥ 98.0% on average), next to the default MLP run; ``--fashion`` adds 10 epochs
+on the full Fashion-MNIST with the CNN's defaults but no shifts (goal ≥ 90.5% on its 10,000 test images; needs
+Debian's dataset-fashion-mnist).
 """
 
 from __future__ import annotations
@@ -291,16 +294,9 @@ def accuracy_run(config: TrainConfig) -> tuple[float, float, int]:
         return result.test_accuracy, time.process_time() - c0, result.model.num_parameters()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=2, help="interleaved timing runs (best is kept)")
-    parser.add_argument("--accuracy", action="store_true", help="add the 15-epoch bundled-MNIST accuracy runs")
-    parser.add_argument("--fashion", action="store_true", help="add the 10-epoch Fashion-MNIST run (minutes)")
-    parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.memory_child:
-        memory_child(args.memory_child)
-        return 0
+def speed_and_memory(repeats: int) -> bool:
+    """The epoch timings against the NumPy loop and PyTorch, the differences, and the memory run; True if the
+    speed and memory goals hold."""
     ok = True
     data = load_dataset("mnist-bundled", log=lambda _: None)
     x, y = data.x_train, data.y_train
@@ -310,8 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     if torch_epoch is not None:
         contenders["pytorch eager"] = torch_epoch
     print(f"one epoch: CNN(8, 16), {len(x)} bundled MNIST images, batch {BATCH}, float32, 1 BLAS thread; "
-          f"CPU seconds, best of {args.repeats}:")
-    cpu, results = time_contenders(contenders, x, y, init, args.repeats)
+          f"CPU seconds, best of {repeats}:")
+    cpu, results = time_contenders(contenders, x, y, init, repeats)
     for name, seconds in cpu.items():
         print(f"  {name:14s} {seconds:6.2f} s")
     print(f"  autograd-lab / numpy im2col loop (the lower bound): {cpu['autograd-lab'] / cpu['numpy im2col']:.2f}x")
@@ -323,7 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     diff = max(float(np.abs(results["autograd-lab"][k] - results["numpy im2col"][k]).max()) for k in init)
     print(f"  largest difference from the NumPy loop after one epoch (weights and running statistics): {diff:.2e}")
     if torch_epoch is not None:
-        # float32 rounding differs (summation order), and training amplifies it step by step: compare early too.
+        # float32 rounding differs (summation order); a near-tie in max pooling or at a ReLU's kink can then go the
+        # other way, and training amplifies it step by step: compare early too (float64 agrees to ~1e-12:
+        # tests/nn/test_cnn_layers.py::TestAgainstPyTorch).
         early = {name: fn(x[:4 * BATCH], y[:4 * BATCH], init) for name, fn in
                  (("ours", epoch_autograd_lab), ("torch", torch_epoch))}
         rel = max(float(np.abs(early["ours"][k] - early["torch"][k]).max() / np.abs(early["torch"][k]).max())
@@ -339,25 +337,49 @@ def main(argv: list[str] | None = None) -> int:
     ok &= growth < MAX_GROWTH_MB
     print(f"peak RSS after epochs 1-3: {', '.join(f'{p:.1f}' for p in peaks)} MB; growth after the first epoch "
           f"{growth:.2f} MB (limit {MAX_GROWTH_MB}): {'PASS' if growth < MAX_GROWTH_MB else 'FAIL'}")
+    return ok
 
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved timing runs (best is kept)")
+    parser.add_argument("--accuracy", action="store_true",
+                        help="add the bundled-MNIST accuracy runs (default settings)")
+    parser.add_argument("--no-speed", dest="speed", action="store_false",
+                        help="skip the epoch timing and memory runs (only the accuracy runs asked for)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(ACCURACY_SEEDS),
+                        help="seeds of the CNN accuracy runs (the goal is their mean)")
+    parser.add_argument("--no-mlp", dest="mlp", action="store_false", help="skip the MLP run next to the CNN's")
+    parser.add_argument("--fashion", action="store_true", help="add the 10-epoch Fashion-MNIST run (minutes)")
+    parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return 0
+    ok = True
+    if args.speed:
+        ok &= speed_and_memory(args.repeats)
     if args.accuracy:
-        print("accuracy on the bundled held-out 2,000 images (trained on 8,000; CPU seconds):")
+        print("accuracy on the bundled held-out 2,000 images (trained on 7,600 of the 8,000 others; CPU seconds):")
         cnn_scores = []
-        for seed in ACCURACY_SEEDS:  # the score moves by about a point between seeds: show more than one
-            config = TrainConfig(dataset="mnist-bundled", model="cnn", epochs=15, lr=0.02, lr_schedule="cosine",
-                                 augment_shift=1, val_fraction=0.0, plots=False, progress=False, seed=seed)
+        for seed in args.seeds:  # the score moves by about half a point between seeds: show more than one
+            config = TrainConfig(dataset="mnist-bundled", model="cnn", plots=False, progress=False, seed=seed)
             acc, seconds, n_params = accuracy_run(config)
             cnn_scores.append(acc)
-            print(f"  cnn, seed {seed}     {acc:.2%}  {n_params:7,d} parameters  15 epochs  {seconds:5.1f} s")
+            print(f"  cnn, seed {seed}     {acc:.2%}  {n_params:7,d} parameters  {config.epochs} epochs  "
+                  f"{seconds:5.1f} s")
         mean = float(np.mean(cnn_scores))
         ok &= mean >= TARGET_ACC
         print(f"  cnn, mean of {len(cnn_scores)} seeds: {mean:.2%} (goal ≥ {TARGET_ACC:.1%}): "
               f"{'PASS' if mean >= TARGET_ACC else 'FAIL'}")
+    if args.accuracy and args.mlp:
         acc, seconds, n_params = accuracy_run(TrainConfig(dataset="mnist-bundled", plots=False, progress=False))
         print(f"  mlp (defaults)   {acc:.2%}  {n_params:7,d} parameters  20 epochs  {seconds:5.1f} s")
     if args.fashion:
-        config = TrainConfig(dataset="fashion-mnist", model="cnn", epochs=10, lr=0.05, lr_schedule="cosine",
-                             augment_shift=0, val_fraction=0.0, plots=False, progress=False, download=False)
+        # the CNN's defaults (SGD 0.02, cosine) without shifts, on all 60,000 training images: 90.84% (2026-12-02);
+        # with 1-pixel shifts 90.67%, and at lr 0.05 (the setting before the CNN's init became PyTorch's) 90.34%
+        config = TrainConfig(dataset="fashion-mnist", model="cnn", epochs=10, augment_shift=0, val_fraction=0.0,
+                             plots=False, progress=False, download=False)
         try:
             acc, seconds, _ = accuracy_run(config)
         except DataError as exc:

@@ -58,11 +58,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     train = p.add_argument_group("training")
     train.add_argument("--epochs", type=int_at_least(1), default=d.epochs, help="passes over the training images")
     train.add_argument("--batch-size", type=int_at_least(1), default=d.batch_size, help="images per step")
-    # optimizer, lr and augment-shift default to None: the chosen model's default (training.models.MODEL_DEFAULTS)
+    # optimizer, lr, lr-schedule and augment-shift default to None: the chosen model's default
+    # (training.models.MODEL_DEFAULTS)
     train.add_argument("--lr", "--learning-rate", dest="lr", type=float_in(0, low_open=True), default=d.lr,
                        help=f"learning rate (default: {describe_defaults('lr')})")
     train.add_argument("--lr-schedule", choices=SCHEDULES, default=d.lr_schedule,
-                       help="constant, or cosine: from --lr down to 0 over the run, step by step")
+                       help="constant, or cosine: from --lr down to 0 over the run, step by step (default: "
+                            f"{describe_defaults('lr_schedule')})")
     train.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer,
                        help=f"update rule (default: {describe_defaults('optimizer')})")
     train.add_argument("--momentum", type=float_in(0, 1, high_open=True), default=d.momentum, help="SGD momentum")

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab.nn.init import as_generator, get_init
+from autograd_lab.nn.init import as_generator, get_init, init_bias
 from autograd_lab.nn.module import Module
 from autograd_lab.ops import AddOp, Conv2DOp, ReshapeOp
 from autograd_lab.ops.conv import pair
@@ -18,7 +18,8 @@ class Conv2d(Module):
 
     Shapes (NCHW): x (N, in_channels, H, W) -> y (N, out_channels, H_out, W_out), H_out = ⌊(H + 2·padding - kH) /
     stride⌋ + 1. ``weight`` is (out_channels, in_channels, kH, kW) (PyTorch's layout), ``bias`` (out_channels,)
-    starting at zero; the bias is reshaped to (C_out, 1, 1) so that it broadcasts over the pixels.
+    starting at zero (drawn like the weights with ``init="fan_in_uniform"``); the bias is reshaped to (C_out, 1, 1) so
+    that it broadcasts over the pixels.
 
     Initialisation: ``init`` with fan_in = in_channels·kH·kW, the number of inputs each output sums (He by default,
     see :mod:`autograd_lab.nn.init`).
@@ -52,9 +53,11 @@ class Conv2d(Module):
         dtype = np.dtype(dtype)
         kh, kw = self.kernel_size
         fan_in = self.in_channels * kh * kw
-        w = get_init(init)(fan_in, self.out_channels, as_generator(rng), dtype)
+        gen = as_generator(rng)
+        w = get_init(init)(fan_in, self.out_channels, gen, dtype)
         self.weight = Parameter(w.reshape(self.out_channels, self.in_channels, kh, kw), name="weight")
-        self.bias = Parameter(np.zeros(self.out_channels, dtype=dtype), name="bias") if bias else None
+        self.bias = (Parameter(init_bias(init, fan_in, self.out_channels, gen, dtype), name="bias") if bias
+                     else None)
 
     def forward(self, x: Variable) -> Variable:
         """(N, in_channels, H, W) -> (N, out_channels, H_out, W_out)."""

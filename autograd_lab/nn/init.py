@@ -10,8 +10,15 @@ layout) drawn from the generator it is given, so a seeded generator gives the sa
   the difficulty of training deep feedforward neural networks", AISTATS 2010, eq. 16).
 * ``normal``: N(0, 0.01²), standard deviation 0.01, as in the course's seed article. Fine for one hidden layer; in
   deep networks the activations shrink layer by layer, which is the problem the two rules above solve.
+* ``fan_in_uniform``: U(-b, b) with b = 1/√fan_in, variance 1/(3·fan_in), for the weights *and* the biases: PyTorch's
+  default for ``nn.Linear`` and ``nn.Conv2d`` (``torch.nn.init.kaiming_uniform_`` with a = √5: bound
+  gain·√(3/fan_in) with gain √(2/(1 + a²)) = √(1/3), i.e. 1/√fan_in; the rule comes from Lua Torch's ``reset()``,
+  stdv = 1/√fan_in). A third of LeCun's variance 1/fan_in (Y. LeCun, L. Bottou, G. Orr, K.-R. Müller,
+  "Efficient BackProp", 1998, sec. 4.6): too small to keep the activations' scale through many plain layers, but a
+  batch-normalised layer restores the scale, and there the smaller weights mean larger effective steps (the update
+  of a weight that batch norm rescales is divided by its norm; see the CNN's docstring).
 
-Biases start at zero in all three cases.
+Biases start at zero except with ``fan_in_uniform`` (:func:`init_bias`).
 """
 
 from __future__ import annotations
@@ -45,7 +52,32 @@ def small_normal(
     return (rng.standard_normal((fan_out, fan_in)) * 0.01).astype(dtype)
 
 
-INITS: dict[str, InitFn] = {"he": he_normal, "xavier": xavier_uniform, "normal": small_normal}
+def fan_in_uniform(
+    fan_in: int, fan_out: int, rng: np.random.Generator, dtype: DTypeLike = np.float32
+) -> np.ndarray:
+    """PyTorch's default: shape (fan_out, fan_in), U(-b, b) with b = 1/√fan_in (variance 1/(3·fan_in)). See the
+    module docstring for the source."""
+    b = 1.0 / np.sqrt(fan_in)
+    return rng.uniform(-b, b, size=(fan_out, fan_in)).astype(dtype)
+
+
+INITS: dict[str, InitFn] = {"he": he_normal, "xavier": xavier_uniform, "normal": small_normal,
+                            "fan_in_uniform": fan_in_uniform}
+
+
+def init_bias(name: str, fan_in: int, fan_out: int, rng: np.random.Generator,
+              dtype: DTypeLike = np.float32) -> np.ndarray:
+    """The starting bias, shape (fan_out,), that goes with weight initialisation ``name``: U(-1/√fan_in, 1/√fan_in)
+    for ``"fan_in_uniform"`` (drawn after the weights, as PyTorch does), zeros for the others (no draw).
+
+    Raises:
+        ValueError: for an unknown name, listing the known ones.
+    """
+    get_init(name)
+    if name == "fan_in_uniform":
+        b = 1.0 / np.sqrt(fan_in)
+        return rng.uniform(-b, b, size=fan_out).astype(dtype)
+    return np.zeros(fan_out, dtype=dtype)
 
 
 def get_init(name: str) -> InitFn:

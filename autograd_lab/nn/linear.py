@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab.nn.init import as_generator, get_init
+from autograd_lab.nn.init import as_generator, get_init, init_bias
 from autograd_lab.nn.module import Module
 from autograd_lab.ops import AddOp, MatMulOp
 from autograd_lab.variable import Parameter, Variable
@@ -17,11 +17,12 @@ class Linear(Module):
 
     Shapes: x (N, in_features) -> y (N, out_features). ``weight`` is (out_features, in_features), the layout of
     PyTorch's ``nn.Linear`` and of the C exporter (one contiguous row per output); ``bias`` is (out_features,) and
-    starts at zero.
+    starts at zero (drawn like the weights with ``init="fan_in_uniform"``).
 
     Args:
         in_features, out_features: sizes, positive integers.
-        init: weight initialisation, ``"he"``, ``"xavier"`` or ``"normal"`` (see :mod:`autograd_lab.nn.init`).
+        init: weight initialisation, ``"he"``, ``"xavier"``, ``"normal"`` or ``"fan_in_uniform"`` (PyTorch's; see
+            :mod:`autograd_lab.nn.init`).
         rng: generator or int seed for the initial weights; None draws fresh (unreproducible) weights.
         dtype: parameter dtype, float32 by default (the course's and the exporter's).
 
@@ -39,9 +40,10 @@ class Linear(Module):
         self.out_features = int(out_features)
         self.init = init
         dtype = np.dtype(dtype)
-        w = get_init(init)(self.in_features, self.out_features, as_generator(rng), dtype)
+        gen = as_generator(rng)
+        w = get_init(init)(self.in_features, self.out_features, gen, dtype)
         self.weight = Parameter(w, name="weight")
-        self.bias = Parameter(np.zeros(self.out_features, dtype=dtype), name="bias")
+        self.bias = Parameter(init_bias(init, self.in_features, self.out_features, gen, dtype), name="bias")
 
     def forward(self, x: Variable) -> Variable:
         """(N, in_features) -> (N, out_features). A wrong width raises ShapeError naming MatMulOp and the shapes."""

@@ -113,17 +113,21 @@ def load_model(path: Any) -> Module:
 
 
 #: The settings a model trains with unless its entry in MODEL_DEFAULTS or the user says otherwise (the MLP's: SGD with
-#: momentum and shift augmentation reach ≥ 95% on the bundled subset, see tests/test_train.py).
-BASE_DEFAULTS: dict[str, Any] = {"optimizer": "sgd", "lr": 0.05, "augment_shift": 2}
+#: momentum, a constant rate and shift augmentation reach ≥ 95% on the bundled subset, see tests/test_train.py).
+BASE_DEFAULTS: dict[str, Any] = {"optimizer": "sgd", "lr": 0.05, "augment_shift": 2, "lr_schedule": "constant"}
 
 #: name -> the settings where that model's defaults differ from BASE_DEFAULTS; one line per model. The recurrent models
 #: learn slowly with SGD at lr 0.05 (49.5% after 2 epochs) and shifting an image moves its rows across time steps;
 #: Adam at 3e-3 without augmentation is the issue 12 workload (benchmarks/bench_rnn.py: LSTM ≥ 93% in 10 epochs).
+#: The CNN: SGD at 0.02 decayed to 0 by a cosine over the run (the last epochs settle instead of jumping between
+#: minima), with 1-pixel shifts: 98.55% and 98.45% held-out for seeds 0 and 1 in 20 epochs (bench_cnn.py --accuracy;
+#: from He's init instead of the CNN's PyTorch-style one 98.00% and 98.30%, and at lr 0.05 97.75% and 98.15%).
 #: A model without an entry trains with BASE_DEFAULTS.
 MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     "mlp": {},
     "rnn": {"optimizer": "adam", "lr": 3e-3, "augment_shift": 0},
     "lstm": {"optimizer": "adam", "lr": 3e-3, "augment_shift": 0},
+    "cnn": {"lr": 0.02, "augment_shift": 1, "lr_schedule": "cosine"},
 }
 
 
