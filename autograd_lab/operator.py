@@ -183,8 +183,10 @@ class Operator:
         self.inputs = ()
         saved = vars(self)
         saved.pop("output", None)
-        # Speed: Engine.backward calls this for every node, so the cheapest tests come first.
-        for name in [k for k, v in saved.items() if k[0] == "_" and (type(v) is np.ndarray or _holds_array(v))]:
+        # Speed: Engine.backward calls this for every node, so the base class's own bookkeeping (never arrays) is
+        # skipped by name and the common case, an array, is tested first.
+        for name in [k for k, v in saved.items()
+                     if k[0] == "_" and k not in _BOOKKEEPING and (type(v) is np.ndarray or _holds_array(v))]:
             del saved[name]
 
     def _check_count(self, grads: object, parents: list[Variable]) -> list[np.ndarray | None]:
@@ -207,6 +209,10 @@ class Operator:
 
     def _where(self) -> str:
         return f" (node created at {self._created_at})" if self._created_at else ""
+
+
+#: The base class's private attributes, which hold flags and counters, never saved arrays (see Operator._release).
+_BOOKKEEPING = frozenset({"_called", "_versions", "_needs", "_created_at"})
 
 
 def _holds_array(value: object) -> bool:
