@@ -124,7 +124,8 @@ class Operator:
             ) from exc
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        out.setflags(write=False)
+        # write=False, given positionally: this runs for every node, and the keyword form costs twice as much.
+        out.setflags(False)
         if Engine.detect_anomaly and not np.isfinite(out).all():
             raise AnomalyError(
                 f"{type(self).__name__} produced {_describe_bad(out)} in its forward value "
