@@ -124,8 +124,7 @@ class Operator:
             ) from exc
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        # write=False, given positionally: this runs for every node, and the keyword form costs twice as much.
-        out.setflags(False)
+        out.setflags(write=False)
         if Engine.detect_anomaly and not np.isfinite(out).all():
             raise AnomalyError(
                 f"{type(self).__name__} produced {_describe_bad(out)} in its forward value "

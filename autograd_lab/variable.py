@@ -50,7 +50,7 @@ def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
             f"{where}: expected a real numeric array, got dtype {data.dtype} "
             "(integers and booleans are converted to float64; complex, object and string arrays are not supported)"
         )
-    data.setflags(False)  # write=False (positionally: the keyword form costs twice as much, once per batch)
+    data.setflags(write=False)
     return data
 
 
@@ -225,11 +225,11 @@ class Parameter(Variable):
             delta: broadcastable to ``self.shape``; cast to ``self.dtype``.
         """
         data = self._private_data()
-        data.setflags(True)  # write=True, positionally (the keyword form costs twice as much, every step)
+        data.setflags(write=True)
         try:
             np.add(data, delta, out=data)  # a ufunc's default casting into out= is "same_kind"
         finally:
-            data.setflags(False)
+            data.setflags(write=False)
         self._version += 1
 
     def copy_(self, value: np.ndarray) -> None:

@@ -100,7 +100,7 @@ class Replay:
                     y = forward(*xs)
                     if type(y) is not np.ndarray:
                         y = np.asarray(y)
-                    y.setflags(False)  # write=False; given positionally, as in Operator._run_forward
+                    y.setflags(write=False)
                     op.inputs = xs
                     op.output = y
                 values[out] = y
