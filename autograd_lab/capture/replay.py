@@ -9,8 +9,8 @@ gradients and drops what the ops saved.
 What replay does not repeat: the base class's per-call checks (gradient count, shapes, dtypes), which the captured
 call ran once and which cannot change while the shapes do not; under ``detect_anomaly()`` replay runs them all. Nor
 does it look at a gradient nobody needs: each backward result is read only at the inputs the captured pass marked as
-needed (never the data's), and everything a run looks up (bound methods, slots, dtypes, the seed gradient) is looked
-up once, when the Replay is made.
+needed (never the data's), and everything a run looks up (bound methods, slots, dtypes) is looked up once, when the
+Replay is made.
 
 :class:`Plan` is the user-facing wrapper: call it like the function; it captures on the first calls for each input
 signature (shapes, dtypes, training mode) and replays afterwards.
@@ -62,12 +62,10 @@ class Replay:
         self._wrt: list[tuple[int, Variable]] = [(i, values[i].leaf) for i in program.wrt]  # type: ignore[misc]
         loss = program.loss
         self._loss = loss
-        # d(loss)/d(loss) = 1, made once. Read-only: a backward never writes into the gradient it is given, and a
-        # leaf that would receive this very array gets a copy (_store_leaf_grads copies read-only gradients).
+        # d(loss)/d(loss) = 1, made once; each run gets a fresh copy (cheaper than np.ones), writable as eager's seed.
         self._seed: np.ndarray | None = None
         if loss is not None:
             self._seed = np.ones(values[loss].shape, dtype=values[loss].dtype)
-            self._seed.setflags(write=False)
 
     def run(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
         """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
@@ -125,7 +123,7 @@ class Replay:
         # As in Engine.backward: a gradient stored as received may be shared (AddOp hands gy to both inputs), so
         # `+=` only goes into a slot whose array this pass created by an earlier sum.
         owned = [False] * self._size
-        grads[self._loss] = self._seed  # type: ignore[index]  # a program with a backward has a loss
+        grads[self._loss] = self._seed.copy()  # type: ignore[index,union-attr]  # a program with a backward has a loss
         for backward, out, wanted, op, targets in self._backward:
             gy = grads[out]
             grads[out] = None
