@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,10 @@ from autograd_lab.errors import CycleError, GraphReleasedError, ShapeError
 
 if TYPE_CHECKING:
     from autograd_lab.variable import Variable
+
+# The `_needs` of an op whose every input wants its gradient (zip stops at the inputs' count).
+_ALL = repeat(True)
+
 
 class Engine:
     """Static methods that walk the graph, plus the global modes.
@@ -183,11 +188,15 @@ class Engine:
                 grads = op._run_backward(gy, parents)
                 if not retain_graph:
                     _release(node)
-                for i, (parent, g) in enumerate(zip(parents, grads)):
-                    if g is None or not op.needs_grad(i):  # ops may compute gradients nobody asked for
+                # Ops may compute gradients nobody asked for: only the inputs in `needs` receive theirs. (Speed: this
+                # loop runs once per edge of the graph, so it reads `_needs` and `_op` directly instead of calling
+                # needs_grad(i) and is_leaf.)
+                needs = op._needs or _ALL
+                for parent, g, need in zip(parents, grads, needs):
+                    if g is None or not need:
                         continue
-                    if parent.is_leaf:
-                        _accumulate(leaf_grads, parent, g, owned)
+                    if parent._op is None:  # a leaf
+                        leaf_grads[parent] = _sum(leaf_grads.get(parent), g, parent, owned)
                     else:
                         parent.grad = _sum(parent.grad, g, parent, owned)
         except BaseException:
@@ -236,10 +245,6 @@ def _sum(current: np.ndarray | None, g: np.ndarray, node: Variable, owned: set[V
         return current
     owned.add(node)
     return np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
-
-
-def _accumulate(grads: dict[Variable, np.ndarray], leaf: Variable, g: np.ndarray, owned: set[Variable]) -> None:
-    grads[leaf] = _sum(grads.get(leaf), g, leaf, owned)
 
 
 def _reachable(root: Variable) -> list[Variable]:
@@ -313,9 +318,10 @@ def _mark_needed(order: list[Variable], inputs: Iterable[Variable]) -> set[Varia
     if not_leaves:
         raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
     for node in reversed(order):  # leaves first, so a node's parents are decided before it
-        if not node.is_leaf:
-            node._op._needs = tuple(parent in wanted for parent in node._parents)  # type: ignore[union-attr]
-            if any(node._op._needs):  # type: ignore[union-attr]
+        op = node._op
+        if op is not None:
+            op._needs = needs = tuple([parent in wanted for parent in node._parents])
+            if True in needs:
                 wanted.add(node)
     return wanted
 

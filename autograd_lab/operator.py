@@ -155,14 +155,17 @@ class Operator:
                         f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed"
                     )
                 continue
-            g = np.asarray(g)
-            if g.shape != parent.shape:
+            if type(g) is not np.ndarray:  # a NumPy scalar from a full reduction, or a list
+                g = np.asarray(g)
+            # Speed: the parent's array is read once (its .shape and .dtype properties would be two calls each).
+            data = parent._data
+            if g.shape != data.shape:
                 raise ShapeError(
                     f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
-                    f"{parent.shape} (the input's shape){self._where()}"
+                    f"{data.shape} (the input's shape){self._where()}"
                 )
-            if g.dtype != parent.dtype:
-                g = g.astype(parent.dtype)
+            if g.dtype != data.dtype:
+                g = g.astype(data.dtype)
             if Engine.detect_anomaly and not np.isfinite(g).all():
                 raise AnomalyError(
                     f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
@@ -179,7 +182,11 @@ class Operator:
         """
         self.inputs = ()
         saved = vars(self)
-        for name in [k for k, v in saved.items() if k == "output" or (k.startswith("_") and _holds_array(v))]:
+        saved.pop("output", None)
+        # Speed: Engine.backward calls this for every node, so the base class's own bookkeeping (never arrays) is
+        # skipped by name and the common case, an array, is tested first.
+        for name in [k for k, v in saved.items()
+                     if k[0] == "_" and k not in _BOOKKEEPING and (type(v) is np.ndarray or _holds_array(v))]:
             del saved[name]
 
     def _check_count(self, grads: object, parents: list[Variable]) -> list[np.ndarray | None]:
@@ -202,6 +209,10 @@ class Operator:
 
     def _where(self) -> str:
         return f" (node created at {self._created_at})" if self._created_at else ""
+
+
+#: The base class's private attributes, which hold flags and counters, never saved arrays (see Operator._release).
+_BOOKKEEPING = frozenset({"_called", "_versions", "_needs", "_created_at"})
 
 
 def _holds_array(value: object) -> bool:

@@ -16,7 +16,8 @@ Prints the times (best of ``--repeats`` runs, interleaved), the ratios against t
 NumPy loop after one epoch (≤ 1e-5), the peak RSS growth after the first epoch of a multi-epoch run in which the
 caller keeps every loss Variable (< 5 MB), and the cost and allocations of one optimizer step. ``--accuracy`` adds
 the 10-epoch accuracy runs (Fashion-MNIST ≥ 88%, full MNIST ≥ 97.8% when its files are available); ``--profile``
-prints where the plan's epoch spends its time.
+prints where the plan's epoch spends its time; ``--callgrind`` counts instructions per step with valgrind, a
+measure the machine's load does not change (the ratios of times stay the goals).
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before NumPy is imported: BLAS reads
 import argparse
 import cProfile
 import pstats
+import re
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -90,10 +94,17 @@ def build_mlp() -> Module:
 def autograd_lab_epoch(engine: str, build: Callable[[], Module] = build_mlp,
                        ) -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays]:
     """One epoch of ``training.train_epoch`` (the trainer the command line uses) with the given engine, on the model
-    ``build()`` makes, its parameters set to ``init``."""
+    ``build()`` makes, its parameters set to ``init``.
+
+    The model is built once, here, outside the timed epoch: building draws initial weights that ``init`` replaces
+    at once (about 1% of an MLP epoch), while the NumPy loop is handed its weights. Each epoch copies ``init`` in
+    (as the NumPy loop copies it), makes its optimizer and, with the plan, a new Plan, so the captures are timed.
+    """
+    model = build()
+    names = [n for n, _ in model.named_parameters()]
+
     def epoch(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
-        model = build()
-        model.load_state_dict(dict(zip([n for n, _ in model.named_parameters()], init)))
+        model.load_state_dict(dict(zip(names, init)))
         train_epoch(model, SGD(model.parameters(), lr=LR), x, y, BATCH, batch_order(len(x)), engine=engine)
         return [p.numpy() for p in model.parameters()]
 
@@ -342,6 +353,38 @@ def optimizer_step_cost(steps: int = 2000) -> tuple[float, float, int, int]:
     return out[0], out[1], allocs[0], allocs[1]
 
 
+CALLGRIND_IMAGES = (640, 3200)  # two epoch lengths; the difference cancels start-up, captures and data loading
+
+
+def callgrind_child(name: str, images: int) -> None:
+    """One epoch of ``images`` random images for contender ``name`` (run under valgrind by :func:`callgrind_report`)."""
+    rng = np.random.default_rng(SEED)
+    n = max(CALLGRIND_IMAGES)  # the same data for both lengths, so making it cancels out too
+    x, y = rng.random((n, 784), dtype=np.float32)[:images], rng.integers(0, 10, n)[:images]
+    init = [p.numpy() for p in build_mlp().parameters()]
+    {"numpy": epoch_numpy, "plan": autograd_lab_epoch("plan"), "eager": autograd_lab_epoch("eager")}[name](x, y, init)
+
+
+def callgrind_report() -> None:
+    """Instructions per MLP step for numpy, plan and eager (valgrind's callgrind: a count that does not depend on the
+    machine's load), from the difference between two epoch lengths run in fresh processes."""
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("numpy", "plan", "eager"):
+            total = []
+            for images in CALLGRIND_IMAGES:
+                run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
+                                      sys.executable, __file__, "--callgrind-child", f"{name}:{images}"],
+                                     capture_output=True, text=True, check=True)
+                total.append(int(re.search(r"Collected : (\d+)", run.stderr).group(1)))  # type: ignore[union-attr]
+            steps = (CALLGRIND_IMAGES[1] - CALLGRIND_IMAGES[0]) // BATCH
+            counts[name] = (total[1] - total[0]) / steps
+            print(f"  {name:6s} {counts[name] / 1e6:.3f} M instructions per step")
+    for name in ("plan", "eager"):
+        print(f"  {name} / numpy    = {counts[name] / counts['numpy']:.3f} in instructions (time weighs the "
+              "interpreter's instructions more than BLAS's)")
+
+
 def accuracy_runs() -> None:
     """10 epochs on the full data sets (the issue's accuracy goals): MLP 784-256-10, Adam lr 1e-3, batch 64."""
     goals = {"fashion-mnist": 0.88, "mnist": 0.978}
@@ -373,8 +416,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="profile one autograd-lab epoch")
     parser.add_argument("--model", choices=sorted(WORKLOADS), default="mlp", help="the workload to time")
     parser.add_argument("--images", type=int, default=0, help="time an epoch of only this many images (0: all)")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count instructions per step with valgrind (load-independent; minutes)")
     parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--callgrind-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.callgrind_child:
+        name, images = args.callgrind_child.split(":")
+        callgrind_child(name, int(images))
+        return 0
     if args.memory_child:
         x, y, _, _, _ = load_data()
         peaks = memory_growth(x, y, args.memory_child)
@@ -443,6 +493,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.accuracy:
         print("\naccuracy (MLP 784-256-10 ReLU, Adam lr 1e-3, batch 64, 10 epochs, no augmentation):")
         accuracy_runs()
+    if args.callgrind:
+        print("\ninstructions per step (callgrind, MLP, random data):")
+        if shutil.which("valgrind") is None:
+            print("  SKIPPED (valgrind not installed)")
+        else:
+            callgrind_report()
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

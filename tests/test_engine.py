@@ -204,6 +204,37 @@ def test_leaves_keep_gradients_internal_nodes_are_freed_and_the_graph_is_release
     np.testing.assert_array_equal(a.grad, [3.0, 4.0])
 
 
+def test_a_released_op_drops_its_saved_arrays_and_keeps_its_configuration():
+    """Operator._release drops private attributes holding arrays (alone or in a tuple/list) and keeps the rest: the
+    configuration, flags and counters (so a released op still refuses a second call)."""
+    from autograd_lab import Operator, OperatorReuseError
+
+    class Saving(Operator):
+        def __init__(self, scale: float) -> None:
+            self.scale = scale
+
+        def forward(self, x):
+            self._pair = (x * 2, x * 3)
+            self._mask = x > 0
+            self._note = "kept"
+            self._shape = x.shape
+            return x * self.scale
+
+        def backward(self, gy):
+            return [gy * self.scale]
+
+    x = leaf([1.0, -2.0])
+    op = Saving(0.5)
+    y = op(x)
+    Engine.backward(SumOp()(y))
+    saved = vars(op)
+    assert "_pair" not in saved and "_mask" not in saved and "output" not in saved and op.inputs == ()
+    assert op._note == "kept" and op._shape == (2,) and op.config() == {"scale": 0.5}
+    with pytest.raises(OperatorReuseError):
+        op(x)
+    np.testing.assert_array_equal(x.grad, [0.5, 0.5])
+
+
 def test_retain_graph_keeps_op_and_parents():
     a = leaf(2.0)
     y = ExpOp()(a)

@@ -7,7 +7,10 @@ of the nodes the gradients need in the captured backward order, summing gradient
 gradients and drops what the ops saved.
 
 What replay does not repeat: the base class's per-call checks (gradient count, shapes, dtypes), which the captured
-call ran once and which cannot change while the shapes do not; under ``detect_anomaly()`` replay runs them all.
+call ran once and which cannot change while the shapes do not; under ``detect_anomaly()`` replay runs them all. Nor
+does it look at a gradient nobody needs: each backward result is read only at the inputs the captured pass marked as
+needed (never the data's), and everything a run looks up (bound methods, slots, dtypes) is looked up once, when the
+Replay is made.
 
 :class:`Plan` is the user-facing wrapper: call it like the function; it captures on the first calls for each input
 signature (shapes, dtypes, training mode) and replays afterwards.
@@ -39,21 +42,30 @@ class Replay:
         self._size = len(values)
         self._inputs = [(v.index, v.shape, v.dtype, v.label()) for v in (values[i] for i in program.inputs)]
         self._leaves = [(v.index, v.leaf) for v in values if v.kind in (PARAM, CONST)]
-        self._forward = [(n.op, n.inputs, n.output) for n in program.nodes]
+        # Everything a run looks up is looked up once, here: per node the bound forward method, the op, its input
+        # slots and its output slot.
+        self._forward = [(n.op.forward, n.op, n.inputs, n.output) for n in program.nodes]
         self._ops = [n.op for n in program.nodes]
-        # For each visited node: its op, the slot of its output gradient, and per input the slot its gradient goes
-        # to (None when not needed) with the input's dtype (a gradient of another dtype is cast, as eager does).
+        # Per visited node: its bound backward method, the slot of its output gradient, and for each input whose
+        # gradient is needed (only those: the data's gradient is never handled) its position among the op's inputs,
+        # its slot and its dtype (a gradient of another dtype is cast, as eager does); then the op and every input's
+        # (slot or None, dtype, shape) for the checked runs (the capture itself and detect_anomaly()).
         self._backward = []
         for k in program.backward_order:
             node = program.nodes[k]
             node.op._needs = node.needs
+            needs = node.needs or ()
+            wanted = tuple((pos, i, values[i].dtype) for pos, (i, need) in enumerate(zip(node.inputs, needs)) if need)
             targets = tuple((i if need else None, values[i].dtype, values[i].shape)
-                            for i, need in zip(node.inputs, node.needs or ()))
-            self._backward.append((node.op, node.output, targets))
+                            for i, need in zip(node.inputs, needs))
+            self._backward.append((node.op.backward, node.output, wanted, node.op, targets))
         self._wrt: list[tuple[int, Variable]] = [(i, values[i].leaf) for i in program.wrt]  # type: ignore[misc]
         loss = program.loss
-        self._seed = None if loss is None else (values[loss].shape, values[loss].dtype)
         self._loss = loss
+        # d(loss)/d(loss) = 1, made once; each run gets a fresh copy (cheaper than np.ones), writable as eager's seed.
+        self._seed: np.ndarray | None = None
+        if loss is not None:
+            self._seed = np.ones(values[loss].shape, dtype=values[loss].dtype)
 
     def run(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
         """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
@@ -78,12 +90,12 @@ class Replay:
         checked = Engine.detect_anomaly
         op: Any = None
         try:
-            for op, ins, out in self._forward:
+            for forward, op, ins, out in self._forward:
                 xs = tuple([values[i] for i in ins])
                 if checked:
                     y = op._run_forward(xs)
                 else:
-                    y = op.forward(*xs)
+                    y = forward(*xs)
                     if type(y) is not np.ndarray:
                         y = np.asarray(y)
                     y.setflags(write=False)
@@ -111,16 +123,16 @@ class Replay:
         # As in Engine.backward: a gradient stored as received may be shared (AddOp hands gy to both inputs), so
         # `+=` only goes into a slot whose array this pass created by an earlier sum.
         owned = [False] * self._size
-        shape, dtype = self._seed  # type: ignore[misc]
-        grads[self._loss] = np.ones(shape, dtype=dtype)  # type: ignore[index]  # set with _seed
-        for op, out, targets in self._backward:
+        grads[self._loss] = self._seed.copy()  # type: ignore[index,union-attr]  # a program with a backward has a loss
+        for backward, out, wanted, op, targets in self._backward:
             gy = grads[out]
             grads[out] = None
-            result = op.backward(gy)
+            result = backward(gy)
             if checked:
                 result = _check_grads(op, result, targets)
-            for (slot, dtype, _), g in zip(targets, result):
-                if slot is None or g is None:
+            for position, slot, dtype in wanted:
+                g = result[position]
+                if g is None:  # refused by the checked runs (eager refuses it too)
                     continue
                 if type(g) is not np.ndarray:
                     g = np.asarray(g)
@@ -134,6 +146,10 @@ class Replay:
                 else:
                     grads[slot] = np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
                     owned[slot] = True
+        self._hand_out(grads)
+
+    def _hand_out(self, grads: list[Any]) -> None:
+        """Give the wanted Parameters their gradients, with Engine.backward's rules (:func:`_store_leaf_grads`)."""
         leaf_grads = {}
         for slot, leaf in self._wrt:
             g = grads[slot]
@@ -201,7 +217,7 @@ class Plan:
         self._first: dict[object, Program] = {}
 
     def __call__(self, *args: Any) -> Any:
-        key = (Engine.is_training, tuple(_signature(a) for a in args))
+        key = (Engine.is_training, tuple([_signature(a) for a in args]))
         replay = self._replays.get(key)
         if replay is not None:
             outputs = replay.run(*args, copy=self.copy)
@@ -223,7 +239,8 @@ class Plan:
 
 
 def _signature(a: Any) -> tuple[tuple[int, ...], np.dtype]:
-    a = np.asarray(a)
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
     if a.dtype.kind not in "fiub":
         raise CaptureError(f"a captured function takes numeric arrays, got dtype {a.dtype}")
     return a.shape, a.dtype

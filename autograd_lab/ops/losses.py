@@ -101,12 +101,13 @@ def _class_indices(index: np.ndarray, labels: np.ndarray, n_classes: int) -> np.
     """Return ``index`` (``labels`` cast to integers) if every label is a whole number in [0, n_classes).
 
     One comparison finds labels that are not whole numbers (NaN included: it equals nothing); viewing the indices as
-    unsigned turns a negative one into a huge one, so one bound covers both ends of the range.
+    unsigned turns a negative one into a huge one, so the largest of them covers both ends of the range. (The ufuncs'
+    reduce methods are called directly: ``np.count_nonzero`` and ``ndarray.any`` add Python-level wrappers.)
 
     Raises:
         ValueError: naming the first bad label.
     """
-    if not np.count_nonzero(index != labels) and not np.count_nonzero(index.view(np.uintp) >= n_classes):
+    if not np.logical_or.reduce(index != labels) and np.maximum.reduce(index.view(np.uintp)) < n_classes:
         return index
     valid = (labels >= 0) & (labels < n_classes) & (np.floor(labels) == labels)
     bad = int(np.flatnonzero(~valid)[0])
