@@ -254,8 +254,10 @@ def replay_overhead(data: Any, runs: int = 20) -> tuple[float, float]:
     step = training_step(model, model.parameters())
     x, y = data.x_train[:BATCH], data.y_train[:BATCH]
     # Two captures: each has its own operator instances, so patching the second's leaves the first's alone.
-    real, cached = (Replay(capture(step.fn, x, y, wrt=step.wrt)[0]) for _ in range(2))
-    ops = [node.op for node in cached.program.nodes]
+    # A Replay looks up each op's bound forward/backward when it is made, so each patch below comes before its Replay.
+    real = Replay(capture(step.fn, x, y, wrt=step.wrt)[0])
+    program = capture(step.fn, x, y, wrt=step.wrt)[0]
+    ops = [node.op for node in program.nodes]
     results: dict[int, tuple[Any, Any]] = {}
 
     def recording(op: Any) -> tuple[Any, Any]:
@@ -274,11 +276,12 @@ def replay_overhead(data: Any, runs: int = 20) -> tuple[float, float]:
 
     for op in ops:  # one run records each op's output and gradients ...
         op.forward, op.backward = recording(op)
-    cached.run(x, y)
+    Replay(program).run(x, y)
     for op in ops:  # ... which the cached replay then hands back without computing
         out, grads = results[id(op)]
         op.forward = lambda *xs, out=out: out
         op.backward = lambda gy, grads=grads: list(grads) if grads is not None else None
+    cached = Replay(program)
     times: dict[str, list[float]] = {"real": [], "cached": []}
     for _ in range(runs):
         for name, replay in (("real", real), ("cached", cached)):

@@ -41,7 +41,9 @@ from autograd_lab.nn.module import Module
 from autograd_lab.ops import (
     AddOp,
     BroadcastToOp,
+    LSTMCellStateOp,
     LSTMGatesOp,
+    LSTMHiddenOp,
     MatMulOp,
     MulOp,
     ReshapeOp,
@@ -113,22 +115,19 @@ def lstm_step(x: Variable, h: Variable | None, c: Variable | None, weight_ih: Va
       adds one bias to its pre-activation instead of two;
     * the four gate activations are one :class:`~autograd_lab.ops.LSTMGatesOp` over the whole pre-activation
       instead of three SigmoidOp and a TanhOp on its blocks;
+    * the two state equations are one node each, :class:`~autograd_lab.ops.LSTMCellStateOp` and
+      :class:`~autograd_lab.ops.LSTMHiddenOp`, which read the gate blocks in place, instead of four SliceOp (each
+      handing back a full (4H, N) zero array in backward), three MulOp, an AddOp and a TanhOp;
     * from the zero state the terms ``W_hh h_0`` and ``f ⊙ c_0`` are zero, so they are left out (no product of
       zeros, forward or backward).
     """
-    n_hidden = weight_hh.shape[1]
     pre = MatMulOp(transpose_b=True)(weight_ih, x)  # W_ih x_tᵀ: (4H, N)
     if h is not None:
         pre = AddOp()(pre, MatMulOp()(weight_hh, h))
     gates = LSTMGatesOp(axis=0)(AddOp()(pre, bias))  # (4H, N): rows σ(ĩ), σ(f̃), tanh(g̃), σ(õ)
-
-    def block(k: int) -> Variable:
-        return SliceOp(k * n_hidden, (k + 1) * n_hidden, axis=0)(gates)
-
-    i, f, g, o = block(0), block(1), block(2), block(3)  # input gate, forget gate, candidate, output gate
-    written = MulOp()(i, g)
-    c_next = written if c is None else AddOp()(MulOp()(f, c), written)
-    h_next = MulOp()(o, TanhOp()(c_next))
+    # c_t = f ⊙ c_(t-1) + i ⊙ g, then h_t = o ⊙ tanh(c_t): one node per equation, reading the gate blocks in place.
+    c_next = LSTMCellStateOp(axis=0)(gates) if c is None else LSTMCellStateOp(axis=0)(gates, c)
+    h_next = LSTMHiddenOp(axis=0)(gates, c_next)
     return h_next, c_next
 
 

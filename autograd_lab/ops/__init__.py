@@ -9,7 +9,7 @@ from autograd_lab.ops.arithmetic import AddOp, DivOp, MulOp, NegOp, PowOp, SubOp
 from autograd_lab.ops.conv import Conv2DOp
 from autograd_lab.ops.dropout import DropoutOp
 from autograd_lab.ops.elementwise import ExpOp, LeakyReLUOp, LogOp, ReLUOp, SigmoidOp, SqrtOp, TanhOp
-from autograd_lab.ops.gates import LSTMGatesOp
+from autograd_lab.ops.gates import LSTMCellStateOp, LSTMGatesOp, LSTMHiddenOp
 from autograd_lab.ops.indexing import SelectOp, SliceOp, StackOp
 from autograd_lab.ops.linalg import MatMulOp
 from autograd_lab.ops.losses import MSELossOp, SoftmaxCrossEntropyOp
@@ -29,7 +29,9 @@ __all__ = [
     "DivOp",
     "DropoutOp",
     "ExpOp",
+    "LSTMCellStateOp",
     "LSTMGatesOp",
+    "LSTMHiddenOp",
     "LayerNormOp",
     "LeakyReLUOp",
     "LogOp",

@@ -73,3 +73,101 @@ class LSTMGatesOp(Operator):
             np.subtract(1, slope[candidate], out=slope[candidate])  # tanh' = 1 - y²
             slope *= gy
         return [slope]
+
+
+class _GateBlocks(Operator):
+    """Shared by the two state updates below: the gate blocks of an activated (4H, N) or (N, 4H) gate array."""
+
+    def __init__(self, axis: int = 0) -> None:
+        self.axis = int(axis)
+
+    def _split(self, gates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The views i, f, g, o of ``gates`` (no copies)."""
+        if not -gates.ndim <= self.axis < gates.ndim or gates.shape[self.axis] % 4:
+            raise ShapeError(f"{type(self).__name__}: axis {self.axis} must hold four gate blocks (i, f, g, o) of "
+                             f"equal length, got gates of shape {gates.shape}")
+        if getattr(self, "_shape", None) != gates.shape:  # the four indices, made once per shape
+            axis = self.axis % gates.ndim
+            n = gates.shape[axis] // 4
+            lead = (slice(None),) * axis  # basic slicing: np.split does the same in Python at several times the cost
+            self._shape = gates.shape
+            self._indices = tuple((*lead, slice(k * n, (k + 1) * n)) for k in range(4))
+        i, f, g, o = (gates[index] for index in self._indices)
+        return i, f, g, o
+
+    def _check_state(self, block: np.ndarray, gates: np.ndarray, state: np.ndarray, what: str) -> None:
+        expected = block.shape
+        if state.shape != expected:
+            raise ShapeError(f"{type(self).__name__}: {what} has shape {state.shape}; gates of shape {gates.shape} "
+                             f"need {expected} (one gate block)")
+
+    def _gates_grad(self, gates: np.ndarray, blocks: dict[int, np.ndarray]) -> np.ndarray:
+        """A gradient shaped like ``gates``: ``blocks[k]`` in gate block k (0 = i ... 3 = o), zeros elsewhere."""
+        grad = np.zeros(gates.shape, gates.dtype)
+        parts = self._split(grad)  # views into grad
+        for k, block in blocks.items():
+            parts[k][...] = block
+        return grad
+
+
+class LSTMCellStateOp(_GateBlocks):
+    """``c_t = f ⊙ c_(t-1) + i ⊙ g``: the LSTM's cell-state update from the activated gates (one equation, one node).
+
+    Shapes: gates (4H, N) for ``axis=0`` (the columns layout of the LSTM module; (N, 4H) for ``axis=-1``), blocks
+    i, f, g, o as :class:`LSTMGatesOp` returns them; c_prev (H, N) (one block's shape), or left out for the zero
+    state c_0 = 0, when the update is ``i ⊙ g`` -> c_t (H, N), the gates' dtype. Backward (product rule, block by
+    block): dgates = [gy ⊙ g, gy ⊙ c_prev, gy ⊙ i, 0], dc_prev = gy ⊙ f.
+
+    Why one op: written with four SliceOp, two MulOp and an AddOp, each step has seven nodes whose slices each hand
+    back a full (4H, N) zero array; ``benchmarks/bench_rnn.py`` measures the difference. The teaching version,
+    :func:`autograd_lab.nn.recurrent.lstm_cell`, keeps the separate ops.
+
+    Raises:
+        ShapeError: if the gate axis does not hold four equal blocks, or c_prev is not one block's shape.
+    """
+
+    def forward(self, gates: np.ndarray, c_prev: np.ndarray | None = None) -> np.ndarray:
+        i, f, g, _ = self._split(gates)
+        written = i * g
+        if c_prev is None:
+            return written
+        self._check_state(f, gates, c_prev, "c_prev")
+        return f * c_prev + written
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        gates = self.inputs[0]
+        i, f, g, _ = self._split(gates)
+        if len(self.inputs) == 1:
+            return [self._gates_grad(gates, {0: gy * g, 2: gy * i})]
+        c_prev = self.inputs[1]
+        ggates = self._gates_grad(gates, {0: gy * g, 1: gy * c_prev, 2: gy * i}) if self.needs_grad(0) else None
+        return [ggates, gy * f if self.needs_grad(1) else None]
+
+
+class LSTMHiddenOp(_GateBlocks):
+    """``h_t = o ⊙ tanh(c_t)``: the LSTM's output from the activated gates and the new cell state (one node).
+
+    Shapes: gates (4H, N) for ``axis=0`` ((N, 4H) for ``axis=-1``), blocks i, f, g, o; c (H, N), one block's shape
+    -> h_t (H, N). Backward: dgates = [0, 0, 0, gy ⊙ tanh(c)], dc = gy ⊙ o ⊙ (1 - tanh²(c)); tanh(c) is computed
+    again in backward rather than saved (it is cheap, and nothing outlives the graph).
+
+    Raises:
+        ShapeError: if the gate axis does not hold four equal blocks, or c is not one block's shape.
+    """
+
+    def forward(self, gates: np.ndarray, c: np.ndarray) -> np.ndarray:
+        o = self._split(gates)[3]
+        self._check_state(o, gates, c, "c")
+        return o * np.tanh(c)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        gates, c = self.inputs
+        o = self._split(gates)[3]
+        t = np.tanh(c)
+        ggates = self._gates_grad(gates, {3: gy * t}) if self.needs_grad(0) else None
+        gc = None
+        if self.needs_grad(1):
+            gc = 1 - t * t
+            gc *= o
+            gc *= gy
+        return [ggates, gc]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autograd_lab import Engine, ShapeError, Variable, check_operator
-from autograd_lab.ops import LSTMGatesOp, MulOp, SumOp
+from autograd_lab.ops import LSTMCellStateOp, LSTMGatesOp, LSTMHiddenOp, MulOp, SumOp
 
 RNG = np.random.default_rng(0)
 
@@ -102,3 +102,65 @@ def test_gradient_matches_pytorch():
     yt = torch.cat([i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()], dim=1)
     (yt * torch.from_numpy(w)).sum().backward()
     np.testing.assert_allclose(x.grad, zt.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# The two state equations, c_t = f ⊙ c + i ⊙ g and h_t = o ⊙ tanh(c_t), against the blocks taken by hand (float64).
+
+def blocks(gates: np.ndarray, axis: int) -> list[np.ndarray]:
+    return np.split(gates, 4, axis=axis)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_cell_state_is_f_c_plus_i_g_and_matches_central_differences(axis):
+    gates = RNG.random((8, 3) if axis == 0 else (3, 8))
+    c = RNG.normal(size=(2, 3) if axis == 0 else (3, 2))
+    i, f, g, _ = blocks(gates, axis)
+    got = LSTMCellStateOp(axis=axis)(Variable.from_numpy(gates), Variable.from_numpy(c)).data
+    np.testing.assert_allclose(got, f * c + i * g, rtol=1e-15, atol=0)
+    check_operator(lambda: LSTMCellStateOp(axis=axis), gates, c)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_cell_state_from_the_zero_state_is_i_g(axis):
+    gates = RNG.random((8, 3) if axis == 0 else (3, 8))
+    i, _, g, _ = blocks(gates, axis)
+    np.testing.assert_allclose(LSTMCellStateOp(axis=axis)(Variable.from_numpy(gates)).data, i * g, rtol=1e-15)
+    check_operator(lambda: LSTMCellStateOp(axis=axis), gates)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_hidden_is_o_tanh_c_and_matches_central_differences(axis):
+    gates = RNG.random((8, 3) if axis == 0 else (3, 8))
+    c = RNG.normal(size=(2, 3) if axis == 0 else (3, 2))
+    o = blocks(gates, axis)[3]
+    got = LSTMHiddenOp(axis=axis)(Variable.from_numpy(gates), Variable.from_numpy(c)).data
+    np.testing.assert_allclose(got, o * np.tanh(c), rtol=1e-15, atol=0)
+    check_operator(lambda: LSTMHiddenOp(axis=axis), gates, c)
+
+
+def test_state_ops_against_pytorch_in_float32():
+    torch = pytest.importorskip("torch")
+    gates = RNG.random((256, 64)).astype(np.float32)
+    c = RNG.normal(size=(64, 64)).astype(np.float32)
+    gv, cv = Variable.from_numpy(gates), Variable.from_numpy(c)
+    c_next = LSTMCellStateOp(axis=0)(gv, cv)
+    h = LSTMHiddenOp(axis=0)(gv, c_next)
+    Engine.backward(SumOp()(MulOp()(h, h)))
+    gt = torch.tensor(gates, requires_grad=True)
+    ct = torch.tensor(c, requires_grad=True)
+    i, f, g, o = gt.chunk(4, dim=0)
+    ht = o * torch.tanh(f * ct + i * g)
+    (ht * ht).sum().backward()
+    assert c_next.dtype == np.float32 and h.dtype == np.float32
+    np.testing.assert_allclose(h.data, ht.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(gv.grad, gt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cv.grad, ct.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", [LSTMCellStateOp, LSTMHiddenOp])
+def test_state_ops_name_bad_shapes(op):
+    with pytest.raises(ShapeError, match=rf"{op.__name__}: axis 0 must hold four gate blocks.*\(6, 3\)"):
+        op(axis=0)(Variable.from_numpy(np.zeros((6, 3))), Variable.from_numpy(np.zeros((2, 3))))
+    with pytest.raises(ShapeError, match=rf"{op.__name__}: c\w* has shape \(3, 3\); gates of shape \(8, 3\) need "
+                                         r"\(2, 3\)"):
+        op(axis=0)(Variable.from_numpy(np.zeros((8, 3))), Variable.from_numpy(np.zeros((3, 3))))

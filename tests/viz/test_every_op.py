@@ -34,6 +34,8 @@ RECIPES = {
     "SelectOp": lambda v: ops.SelectOp(0, axis=1)(v("x", X)),
     "StackOp": lambda v: ops.StackOp(axis=1)(v("x", X), v("y", Y)),
     "LSTMGatesOp": lambda v: ops.LSTMGatesOp()(v("gates", RNG.normal(size=(2, 8)))),
+    "LSTMCellStateOp": lambda v: ops.LSTMCellStateOp(axis=-1)(v("gates", RNG.random((2, 8))), v("c", X[:, :2])),
+    "LSTMHiddenOp": lambda v: ops.LSTMHiddenOp(axis=-1)(v("gates", RNG.random((2, 8))), v("c", X[:, :2])),
     "LayerNormOp": lambda v: ops.LayerNormOp()(v("x", X), v("gamma", np.ones(3)), v("beta", np.zeros(3))),
     "Conv2DOp": lambda v: ops.Conv2DOp(padding=1)(v("x", X.reshape(1, 1, 2, 3)), v("w", Y.reshape(1, 1, 2, 3))),
     "MaxPool2DOp": lambda v: ops.MaxPool2DOp(2, stride=1)(v("x", X.reshape(1, 1, 2, 3))),
