@@ -351,3 +351,64 @@ def test_every_course_solution_is_accepted(chapter: str, grade_id: str, source: 
         assert found, f"{chapter}/{grade_id} is listed as needing an exception but passes: drop it from the list"
         return
     assert found == [], f"{chapter}/{grade_id}: " + "; ".join(map(str, found))
+
+
+# Honest idioms that an instructor trial found refused (fixed as kinds): each is accepted, and its hostile twin
+# still refused.
+
+HONEST_TRIAL = {
+    "reimports_the_setup_numpy": "import numpy as np\n" + OWN_SUB,
+    "reimports_a_setup_class": "from autograd_lab import Operator\n" + OWN_SUB,
+    "reimports_a_setup_module_attribute": "from autograd_lab.ops import AddOp\n" + OWN_SUB,
+    "own_dataclass": textwrap.dedent("""
+        from dataclasses import dataclass
+
+        @dataclass
+        class _Pair:
+            first: object
+            second: object
+
+        @dataclass(frozen=True, eq=False)
+        class _Frozen:
+            value: float = 0.0
+        """) + OWN_SUB,
+    "nonlocal_counter_in_a_closure": """
+        def zero_grad(nodes):
+            count = 0
+
+            def clear(v):
+                nonlocal count
+                v.grad = None
+                count += 1
+
+            for v in nodes:
+                clear(v)
+            return count
+        """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(HONEST_TRIAL))
+def test_honest_idioms_from_the_instructor_trial_are_accepted(case: str) -> None:
+    assert refusals(HONEST_TRIAL[case]) == []
+
+
+@pytest.mark.parametrize("code,line,fragment", [
+    ("import math as np\n", 1, "already defined by the notebook (a setup or test cell) as something else; delete"),
+    ("from autograd_lab.ops import MulOp as AddOp\n", 1, "`AddOp` is already defined by the notebook"),
+    ("from collections import deque as rng\n", 1, "`rng` is already defined by the notebook"),
+    ("from dataclasses import dataclass\n\ndef f(v):\n    return dataclass(type(v), eq=True)\n", 4,
+     "may only be used as `@dataclass` on a class this cell defines"),
+    ("from dataclasses import dataclass\n\ndef f(v):\n    d = dataclass\n    return d\n", 4,
+     "may only be used as `@dataclass`"),
+    ("from dataclasses import dataclass\n\n@dataclass(eq=compute())\nclass A:\n    x: int = 0\n", 3,
+     "class decorators are not allowed"),
+    ("import dataclasses\n\n@dataclasses.dataclass\nclass A:\n    x: int = 0\n", 3, "class decorators are not allowed"),
+    ("import dataclasses\n\ndef f(v):\n    return dataclasses.dataclass(type(v))\n", 4,
+     "use it only as `@dataclass` on a class of your own"),
+    ("def f(self):\n    return self.__class__.__name__\n", 2, "write `type(self).__name__`"),
+    ("def f(x):\n    return 'x={}'.format(x)\n", 2, "use an f-string"),
+])
+def test_hostile_twins_of_the_honest_idioms_are_refused(code: str, line: int, fragment: str) -> None:
+    found = refusals(code)
+    assert any(r.line == line and fragment in r.message for r in found), found

@@ -144,7 +144,8 @@ def assemble(
                                        f"graded in its place")
                 text = stub
             # The released stub is the instructor's text: it is not checked (its top-level raise would be refused).
-            refusals = [] if text == stub else check_answer(text, gid, facts.protected[index], facts.references[index])
+            refusals = [] if text == stub else check_answer(text, gid, facts.protected[index], facts.references[index],
+                                                            facts.contexts[index])
             if refusals:
                 job.refused[gid] = refusals
                 run = refused_code(gid, refusals)
@@ -169,6 +170,7 @@ class _Facts:
     protected: dict[int, set[str]]
     references: dict[int, list[str]]
     seed_tags: tuple[str, ...]
+    contexts: dict[int, tuple[str, ...]]  # per answer cell, the sources of the locked helper cells above it
 
 
 def _source_facts(path: Path) -> _Facts:
@@ -183,8 +185,11 @@ def _facts_cached(path: str, mtime_ns: int, size: int) -> _Facts:
     helpers = _protected_names(template, kinds)
     answers = [i for i, k in enumerate(kinds) if k == ANSWER]
     tags = sorted({tag for c, k in zip(template.cells, kinds) if k == TEST for tag in seed_tags(_text(c.source))})
+    # The static check reads the helper cells' imports (what each notebook name is), so that re-importing a name
+    # the setup cell imports is not taken for rebinding it.
+    contexts = {i: tuple(_text(template.cells[j].source) for j in range(i) if kinds[j] == HELPER) for i in answers}
     return _Facts(kinds, {i: helpers - bound_names(_text(template.cells[i].source)) for i in answers},
-                  {i: _references(template, kinds, i) for i in answers}, tuple(tags))
+                  {i: _references(template, kinds, i) for i in answers}, tuple(tags), contexts)
 
 
 def stub_of(source: str) -> str:
@@ -362,12 +367,14 @@ def _call_name(func: ast.expr) -> str:
         return ""
 
 
-def check_answer(source: str, grade_id: str | None, protected: set[str], references: list[str]) -> list[str]:
-    """Static refusals of one answer cell as ``"line N: reason"`` strings (empty: the cell may run)."""
+def check_answer(source: str, grade_id: str | None, protected: set[str], references: list[str],
+                 context: tuple[str, ...] = ()) -> list[str]:
+    """Static refusals of one answer cell as ``"line N: reason"`` strings (empty: the cell may run); ``context``
+    holds the sources of the instructor's helper cells above it (see :func:`static.check_answer_cell`)."""
     from autograd_lab.course.grading.static import check_answer_cell
 
     refusals = check_answer_cell(source, grade_id=grade_id or "", protected_names=frozenset(protected),
-                                 references=tuple(references))
+                                 references=tuple(references), context=context)
     return [f"line {r.line}: {r.message}" for r in refusals]
 
 

@@ -69,7 +69,11 @@ DENIED_ATTRIBUTES: dict[str, str] = {
     **dict.fromkeys(_FRAMES, "it reaches frames, code objects or the objects of other code"),
     **dict.fromkeys(_RAW_MEMORY_AND_FILES, "it reaches files, processes, the network or raw memory"),
     **dict.fromkeys(_HIDDEN_SETATTR_OR_EVAL, "it sets attributes, evaluates strings or reads attributes named in a "
-                                             "string behind the scenes (use an f-string to format text)"),
+                                             "string behind the scenes"),
+    "format": "str.format reads attributes named in its format string (`{0.__globals__}`); use an f-string",
+    "format_map": "it reads attributes named in its format string; use an f-string",
+    "dataclass": "called on a class it sets methods on that class; write `from dataclasses import dataclass` and "
+                 "use it only as `@dataclass` on a class of your own",
     **dict.fromkeys(_SKIPPING_ARRAYS, "masked arrays and matrices compare and reduce differently from arrays, so "
                                       "a test could pass on wrong values"),
 }

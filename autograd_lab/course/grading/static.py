@@ -94,6 +94,20 @@ def check_answer_cell(
     return checker.run(source)
 
 
+def _declared_names(body: Sequence[ast.stmt]) -> set[str]:
+    """Names a function's own ``global``/``nonlocal`` statements declare (a nested function's belong to it: an
+    outer ``count = 0`` that an inner function declares ``nonlocal`` is a local of the outer one)."""
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return declared
+
+
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
@@ -125,6 +139,7 @@ class _Checker:
         self.cell_names: set[str] = set()
         self.class_names: set[str] = set()  # names the class body being checked defines (properties)
         self.cell_functions: set[str] = set()  # top-level def and class names of the cell
+        self.class_decorators: set[str] = set()  # names of dataclasses.dataclass, allowed only as `@dataclass`
         self.instructor_names: set[str] = set()  # names the instructor's cells define (not imports)
         # A reference written with the notebook's alias (np.broadcast_shapes) is named by its module.
         self.references = []
@@ -231,7 +246,10 @@ class _Checker:
 
     def class_(self, node: ast.ClassDef) -> None:
         for deco in node.decorator_list:
-            self.refuse(deco, f"class decorators are not allowed in an answer cell (found `@{_short(deco)}`)")
+            if not self.is_dataclass_decorator(deco):
+                self.refuse(deco, f"class decorators are not allowed in an answer cell (found `@{_short(deco)}`; "
+                                  f"the one allowed is `@dataclass`, from `from dataclasses import dataclass`, with "
+                                  f"constant options such as `@dataclass(frozen=True)`)")
         for kw in node.keywords:
             self.refuse(node, f"class {node.name}: keyword `{kw.arg or '**'}` in the class statement (a "
                               f"metaclass or its arguments) is not allowed in an answer cell")
@@ -249,6 +267,17 @@ class _Checker:
                 self.top_level(stmt, in_class=True)
         finally:
             self.class_names = outer
+
+    def is_dataclass_decorator(self, deco: ast.expr) -> bool:
+        """``@dataclass`` or ``@dataclass(option=constant, ...)`` on a class the cell defines. It adds methods to
+        that class only (its generated ``__eq__`` compares instances of the same class, so it cannot make a value
+        equal an expected array); used any other way, ``dataclass(SomeLibraryClass)`` would change a class the
+        tests use, which :meth:`name` refuses."""
+        if isinstance(deco, ast.Call):
+            if deco.args or not all(k.arg is not None and _is_constant(k.value) for k in deco.keywords):
+                return False
+            deco = deco.func
+        return isinstance(deco, ast.Name) and deco.id in self.class_decorators and deco.id not in self.protected
 
     def lying_base(self, base: ast.expr) -> bool:
         """A NumPy type or a builtin type other than an exception, as a class base."""
@@ -282,6 +311,9 @@ class _Checker:
                     return
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
+                if node.module == "dataclasses" and alias.name == "dataclass" and not node.level:
+                    self.class_decorators.add(alias.asname or alias.name)  # checked where it is used
+                    continue
                 if alias.name in DENIED_ATTRIBUTES or alias.name in DENIED_BUILTINS or _is_dunder(alias.name):
                     reason = DENIED_ATTRIBUTES.get(alias.name, "it can run or reach code the grader relies on")
                     self.refuse(node, f"importing `{alias.name}` is not allowed in an answer cell: {reason}")
@@ -294,6 +326,10 @@ class _Checker:
                     module = real
             elif binding.module:
                 module = binding.module
+            known = self.context.get(name)
+            if known is not None and (known.origin, known.module) == (binding.origin, binding.module) \
+                    and allowed_module(module, private_ok=True):
+                continue  # the notebook imports the very same thing under this name: the line changes nothing
             if not allowed_module(module):
                 self.refuse(node, f"importing `{binding.origin}` is not allowed in an answer cell (allowed: "
                                   f"{_ALLOWED_TEXT})")
@@ -309,7 +345,12 @@ class _Checker:
                 self.refuse(node, f"`{binding.origin}` is the reference implementation of this exercise; write "
                                   f"it yourself instead of importing it")
                 continue
-            if local is None:
+            if name in self.protected:
+                self.refuse(node, f"`{name}` is already defined by the notebook (a setup or test cell) as something "
+                                  f"else; delete this import and use the notebook's `{name}`, or import it under "
+                                  f"another name (`... as my_{name}`)")
+                continue
+            elif local is None:
                 self.binds(node, name, in_class=False)
             if binding.module:
                 self.modules[name] = binding.module
@@ -339,11 +380,7 @@ class _Checker:
             if _is_dunder(arg.arg):
                 self.refuse(node, f"`{arg.arg}` is a special name and cannot be a parameter")
         body = node.body if isinstance(node, ast.FunctionDef) else [ast.Expr(node.body)]
-        declared: set[str] = set()
-        for stmt in body:
-            for sub in ast.walk(stmt):
-                if isinstance(sub, (ast.Global, ast.Nonlocal)):
-                    declared.update(sub.names)
+        declared = _declared_names(body)
         for stmt in body:
             scope.names.update(n for n in _locals_of(stmt) if n not in declared)
         self.scopes.append(scope)
@@ -589,6 +626,10 @@ class _Checker:
 
     def name(self, node: ast.Name, attribute_base: bool) -> None:
         ident = node.id
+        if ident in self.class_decorators and not self.is_local(ident):
+            self.refuse(node, f"`{ident}` (dataclasses.dataclass) may only be used as `@{ident}` on a class this "
+                              f"cell defines: called on another class it would change that class for the tests")
+            return
         if ident in DENIED_BUILTINS and not self.is_local(ident):
             self.refuse(node, f"`{ident}` is not allowed in an answer cell: it can run or reach code the grader "
                               f"relies on")
@@ -623,7 +664,8 @@ class _Checker:
             call_ok = attr in CALLABLE_DUNDERS and isinstance(node.ctx, ast.Load) and on_own_object
             read_ok = attr in READABLE_DUNDERS and isinstance(node.ctx, ast.Load)
             if not (call_ok or read_ok):
-                hint = (f" (call `.{attr}` only on `super()` or on self)" if attr in CALLABLE_DUNDERS else "")
+                hint = (f" (call `.{attr}` only on `super()` or on self)" if attr in CALLABLE_DUNDERS else
+                        " (for the class's name write `type(self).__name__`)" if attr == "__class__" else "")
                 self.refuse(node, f"the special attribute `.{attr}` is not allowed in an answer cell{hint}")
                 return
         if attr in DENIED_ATTRIBUTES:

@@ -237,9 +237,43 @@ def refusal_fragment(case: Case) -> tuple[str, str] | None:
     return gid, re.sub(r"\\(.)", r"\1", fragment)
 
 
+HONEST_IDIOMS_ADD = """\
+import numpy as np
+from dataclasses import dataclass
+
+from autograd_lab import Operator
+from autograd_lab.ops._broadcast import sum_to_shape
+
+
+@dataclass(frozen=True)
+class _Grads:
+    first: object
+    second: object
+
+
+class AddOp(Operator):
+    def forward(self, a, b):
+        return np.add(a, b)
+
+    def backward(self, gy):
+        a, b = self.inputs
+        calls = 0
+
+        def reduce(shape):
+            nonlocal calls
+            calls += 1
+            return sum_to_shape(gy, shape)
+
+        pair = _Grads(reduce(a.shape), reduce(b.shape))
+        assert calls == 2, f"{type(self).__name__}: two gradients"
+        return [pair.first, pair.second]"""
+
 CASES: dict[str, Case] = {
     # Good behaviour, kept as the baseline.
     "full": Case("good", (), 5, r"^all tests passed$"),
+    # Honest idioms an instructor trial found refused: re-importing the setup's names, an own @dataclass, a
+    # nonlocal counter, type(self).__name__ (full marks, run for real in the sandbox).
+    "honest_idioms": Case("good", (answer(ADD, HONEST_IDIOMS_ADD),), 5, r"^all tests passed$"),
     "blank": Case("good", (), 0, r"add_op_forward_test \(2 points\) failed: the exercise is not answered yet",
                   from_release=True),
     # Monkeypatching numpy, checks, the test helpers, builtins (each with a wrong answer that it tries to hide).
