@@ -387,10 +387,16 @@ def _holder_names(func: types.FunctionType) -> frozenset[str] | None:
                 written.add(node.asname)
         elif isinstance(node, ast.ImportFrom) and node.module:
             written.update(node.module.split("."))
-    if not {part for c in _all_codes(func.__code__) for n in c.co_names for part in n.split(".")} <= written:
+    compiled = {part for c in _all_codes(func.__code__) for n in c.co_names for part in n.split(".")}
+    if not compiled - _GRADER_NAMES <= written:
         return None
     strings = {k for c in _all_codes(func.__code__) for k in _string_constants(c.co_consts) if k.isidentifier()}
     return frozenset(_HolderNames(top, func.__globals__).names | strings)
+
+
+#: Names the grader's runner adds when it instruments an answer cell's tree (grading/guard.py routes attribute
+#: stores and calls through them); they are in the compiled code but not in the cell's source.
+_GRADER_NAMES = frozenset({"__grader_attr__", "__grader_call__"})
 
 
 def _string_constants(consts: Any) -> Iterator[str]:

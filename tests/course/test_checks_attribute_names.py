@@ -152,3 +152,20 @@ def test_without_source_every_name_still_counts() -> None:
     exec(compile(HONEST_BACKWARD, "/nonexistent/cell.py", "exec"), ns)
     with pytest.raises(NotOwnCodeError):
         assert_own_code(ns["backward"], reference=Engine.backward)
+
+
+def test_the_names_the_grader_instruments_with_are_the_guards() -> None:
+    # The runner compiles answer cells from an instrumented tree; the check must know the names it adds, or it
+    # would read no cell's source in the sandbox and fall back to every name (the false refusal again).
+    from autograd_lab.course import checks
+    from autograd_lab.course.grading import guard
+
+    assert {guard.GUARD_NAME, guard.CALL_NAME} == checks._GRADER_NAMES
+    source = HONEST_BACKWARD.lstrip()
+    filename = f"/tmp/ipykernel_test/{next(_count)}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    tree = guard.instrument(__import__("ast").parse(source), filename)
+    ns = {"__name__": "__main__", "np": np, "Engine": Engine, guard.GUARD_NAME: None, guard.CALL_NAME: None}
+    exec(compile(tree, filename, "exec"), ns)
+    assert {guard.CALL_NAME} <= set(ns["backward"].__code__.co_names)
+    assert_own_code(ns["backward"], reference=Engine.backward)
