@@ -15,6 +15,11 @@ the graded class or function
   library's file, or the same bytecode at the reference's line numbers, which is what executing the reference
   module's source text gives), or code made from text with ``exec`` (file name ``<string>``).
 
+A name is looked up on a library module or class only where the body reads it from a value that came from
+outside (a global, a closure cell, an import, or a local assigned from one), as the function's source says:
+``node.op.backward(g)`` on a graph node does not make a body that also uses ``Engine.topo_sort`` "call
+``Engine.backward``". Without readable source every name of the code counts.
+
 Equal bytecode alone proves nothing (an honest ``return a + b`` compiles like the reference's), and the source of
 one class run under a made-up file name cannot be told from the student's own typing at run time: the static
 check of answer cells (``autograd_lab.course.grading.static``) refuses ``exec`` and ``compile`` for that reason.
