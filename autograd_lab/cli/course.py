@@ -33,6 +33,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--workspace", type=Path, default=Path("workspace"), help="default: workspace/")
     s.add_argument("--timeout", type=int, default=60, help="seconds allowed per cell (default: 60)")
     s.add_argument("-v", "--verbose", action="store_true", help="list each failing test and its error")
+    s.add_argument("--release", type=Path, default=Path("notebooks"),
+                   help="the release your notebooks came from, for the grader's static check (default: notebooks/)")
     s.set_defaults(func=_progress)
 
     def course_dir_option(q: argparse.ArgumentParser) -> None:
@@ -110,7 +112,7 @@ def _progress(args: argparse.Namespace) -> int:
     from autograd_lab.course.progress import format_progress, workspace_progress
 
     try:
-        results = workspace_progress(args.workspace, args.notebooks, timeout=args.timeout)
+        results = workspace_progress(args.workspace, args.notebooks, timeout=args.timeout, release=args.release)
     except FileNotFoundError as exc:
         return _fail(exc)
     print(format_progress(results, verbose=args.verbose))

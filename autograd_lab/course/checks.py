@@ -15,6 +15,11 @@ the graded class or function
   library's file, or the same bytecode at the reference's line numbers, which is what executing the reference
   module's source text gives), or code made from text with ``exec`` (file name ``<string>``).
 
+A name is looked up on a library module or class only where the body reads it from a value that came from
+outside (a global, a closure cell, an import, or a local assigned from one), as the function's source says:
+``node.op.backward(g)`` on a graph node does not make a body that also uses ``Engine.topo_sort`` "call
+``Engine.backward``". Without readable source every name of the code counts.
+
 Equal bytecode alone proves nothing (an honest ``return a + b`` compiles like the reference's), and the source of
 one class run under a made-up file name cannot be told from the student's own typing at run time: the static
 check of answer cells (``autograd_lab.course.grading.static``) refuses ``exec`` and ``compile`` for that reason.
@@ -28,12 +33,15 @@ Example, in a hidden test::
 
 from __future__ import annotations
 
+import ast
+import builtins
 import functools
 import hashlib
 import inspect
 import os
 import re
 import sys
+import textwrap
 import types
 from collections import deque
 from collections.abc import Iterator
@@ -265,6 +273,11 @@ class _Walk:
         if found is not None:
             return found
         names = frozenset(_names_used(func.__code__))
+        # Attribute names count only where the body looks them up on something that came from outside it (a
+        # global, a closure cell, an import, or a local assigned from one): node.op.backward(g) on a parameter
+        # does not look "backward" up on the Engine the body also uses (Engine.topo_sort(root)).
+        on_holders = _holder_names(func)
+        chain = names if on_holders is None else on_holders
         glob = func.__globals__
         reached: list[Any] = [glob[n] for n in names if n in glob]
         # "import autograd_lab.ops" inside the body: the module is named in co_names by its dotted name.
@@ -273,7 +286,7 @@ class _Walk:
         reached += list(func.__defaults__ or ()) + list((func.__kwdefaults__ or {}).values())
         reached += list(_instance_dict(func).values())
         for item in reached:
-            found = self.value(item, names if isinstance(item, (types.ModuleType, type)) else frozenset())
+            found = self.value(item, chain if isinstance(item, (types.ModuleType, type)) else frozenset())
             if found is not None:
                 return found
         return self.source_imports(func)
@@ -343,9 +356,156 @@ def _names_used(code: types.CodeType) -> Iterator[str]:
     for c in _all_codes(code):
         yield from c.co_names
         yield from c.co_freevars
-        for const in c.co_consts:
-            if isinstance(const, str) and const.isidentifier():
+        for const in _string_constants(c.co_consts):
+            if const.isidentifier():
                 yield const
+
+
+def _holder_names(func: types.FunctionType) -> frozenset[str] | None:
+    """Attribute names the body of ``func`` looks up on values that may come from outside it, from its source.
+
+    A value may come from outside when it is a name the body does not assign (a global, builtin or closure cell),
+    an attribute, item or ``getattr`` of such a value, a container or call holding one among its parts, or a local
+    assigned from one anywhere in the body (flow-insensitive, so ``E = Engine; E.backward`` counts). Parameters and
+    results of calls on plain values do not: ``node.op.backward(g)`` looks ``backward`` up on the student's data.
+    String constants that are identifiers count too (``getattr(Engine, "backward")``, ``reduce(getattr, ...)``).
+
+    Returns None (the caller then counts every name of the code) when the source cannot be read, does not parse,
+    or does not name every name the compiled code uses (so it is not the source of this code).
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    top = tree.body[0] if tree.body else None
+    if not isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)) or top.name != func.__code__.co_name:
+        return None
+    written: set[str] = set()
+    for node in ast.walk(top):
+        if isinstance(node, ast.Name):
+            written.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            written.add(node.attr)
+        elif isinstance(node, ast.alias):
+            written.update(node.name.split("."))
+            if node.asname:
+                written.add(node.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            written.update(node.module.split("."))
+    compiled = {part for c in _all_codes(func.__code__) for n in c.co_names for part in n.split(".")}
+    if not compiled - _GRADER_NAMES <= written:
+        return None
+    strings = {k for c in _all_codes(func.__code__) for k in _string_constants(c.co_consts) if k.isidentifier()}
+    return frozenset(_HolderNames(top, func.__globals__).names | strings)
+
+
+#: Names the grader's runner adds when it instruments an answer cell's tree (grading/guard.py routes attribute
+#: stores and calls through them); they are in the compiled code but not in the cell's source.
+_GRADER_NAMES = frozenset({"__grader_attr__", "__grader_call__"})
+
+
+def _string_constants(consts: Any) -> Iterator[str]:
+    """The strings among a code object's constants, also inside constant tuples (``["ops", "AddOp"]`` compiles to
+    one tuple constant)."""
+    for const in consts:
+        if isinstance(const, str):
+            yield const
+        elif isinstance(const, (tuple, frozenset)):
+            yield from _string_constants(const)
+
+
+class _HolderNames:
+    """The flow-insensitive analysis behind :func:`_holder_names`, over one function's syntax tree."""
+
+    def __init__(self, top: ast.FunctionDef | ast.AsyncFunctionDef, globals_: dict[str, Any]) -> None:
+        self.globals = globals_
+        self.assigned: dict[str, list[ast.expr | None]] = {}  # local name -> values it is assigned (None: unknown)
+        for node in ast.walk(top):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = node.args
+                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                    if a is not None:  # a nested function's parameters get what the body passes: maybe Engine
+                        self.assigned.setdefault(a.arg, []).extend([] if node is top else [None])
+                if not isinstance(node, ast.Lambda) and node is not top:
+                    self.assigned.setdefault(node.name, [])
+            elif isinstance(node, ast.ClassDef):
+                self.assigned.setdefault(node.name, [])
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self.bind(target, node.value)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                self.bind(node.target, node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self.bind(node.target, node.iter)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                self.bind(node.optional_vars, node.context_expr)
+            elif isinstance(node, ast.NamedExpr):
+                self.bind(node.target, node.value)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                self.assigned.setdefault(node.name, [])
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:  # an imported module or object comes from outside
+                    self.assigned.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+        self.tainted: set[str] = set()
+        changed = True
+        while changed:  # locals assigned from outside values, to a fixpoint (aliases of aliases)
+            changed = False
+            for name, values in self.assigned.items():
+                if name not in self.tainted and any(v is None or self.outside(v) for v in values):
+                    self.tainted.add(name)
+                    changed = True
+        self.names = {node.attr for node in ast.walk(top)
+                      if isinstance(node, ast.Attribute) and self.outside(node.value)}
+
+    def makes_data(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a global (or builtin) name, or attributes of one, that is a function or a builtin
+        class (``zip``, ``reversed``, ``list``): its result is made of its arguments, not of where it lives."""
+        attrs: list[str] = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.assigned:
+            return False
+        namespace = self.globals if node.id in self.globals else vars(builtins)
+        if node.id not in namespace:
+            return False
+        value = namespace[node.id]
+        for attr in reversed(attrs):
+            try:
+                value = inspect.getattr_static(value, attr)
+            except AttributeError:
+                return False
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+        if isinstance(value, type):
+            return value.__module__ == "builtins"
+        return inspect.isroutine(value)
+
+    def bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                self.assigned.setdefault(node.id, []).append(value)
+
+    def outside(self, node: ast.expr) -> bool:
+        """Whether the value of ``node`` may be (or hold) something from outside the body."""
+        if isinstance(node, ast.Name):
+            return node.id not in self.assigned or node.id in self.tainted
+        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+            return self.outside(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "getattr" and node.args:
+                return self.outside(node.args[0])
+            if any(self.outside(a) for a in (*node.args, *(k.value for k in node.keywords))):
+                return True
+            # Engine() gives an Engine, whose methods are the class's; Engine.topo_sort(root) and reversed(order)
+            # give data made from their arguments.
+            return self.outside(func) and not self.makes_data(func)
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Lambda):
+            return False  # its body is part of the tree, analysed with it
+        return any(self.outside(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
 
 
 def _class_dict(klass: type) -> dict[str, Any]:

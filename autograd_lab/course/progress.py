@@ -4,6 +4,12 @@ Each notebook runs on a copy (the learner's file is never modified) in a fresh `
 timeout, from the notebook's own folder. A graded test cell passes when it runs without an error. The points shown
 are those of the visible tests only: the grader also runs hidden tests, so the final score can be lower.
 
+Before running, each answer cell goes through the grader's static check (the same function the grader calls,
+:func:`autograd_lab.course.grading.static.check_answer_cell`): a refusal is reported with its cell and line, and
+the tests of a refused answer cell count as failing, since the grader would not run the cell at all. The check
+here cannot know the references named by the hidden tests (they are not in the release), so the grader may still
+refuse an answer that imports the reference itself.
+
 Challenge tests (the optional tier: locked, ungraded cells with grade id ``<x>_challenge_test``) are reported on a
 line of their own as passed, not attempted or failing; they never count towards the points.
 """
@@ -51,6 +57,20 @@ class ChallengeResult:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class StaticRefusal:
+    """One reason the grader's static check refuses an answer cell: its grade id, its 1-based position among the
+    notebook's cells, the 1-based line in the cell and the grader's message."""
+
+    grade_id: str
+    cell: int
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"answer cell '{self.grade_id}' (cell {self.cell}), line {self.line}: {self.message}"
+
+
 @dataclass
 class NotebookProgress:
     """The visible-test results of one notebook; ``problem`` is set when the notebook could not run to the end.
@@ -62,6 +82,7 @@ class NotebookProgress:
     tests: list[TestResult] = field(default_factory=list)
     problem: str | None = None
     challenges: list[ChallengeResult] = field(default_factory=list)
+    refusals: list[StaticRefusal] = field(default_factory=list)
 
     @property
     def points(self) -> float:
@@ -73,17 +94,27 @@ class NotebookProgress:
 
     @property
     def complete(self) -> bool:
-        return self.problem is None and all(t.error is None for t in self.tests)
+        return self.problem is None and not self.refusals and all(t.error is None for t in self.tests)
 
 
-def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
-    """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes."""
+def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> NotebookProgress:
+    """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes.
+
+    ``release``: the released notebook it came from, if at hand; its stubs make the static check exactly the
+    grader's (see :func:`static_refusals`)."""
     progress = NotebookProgress(path.name)
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # any unreadable file is reported, not raised
         progress.problem = f"cannot be read as a notebook: {exc}"
         return progress
+    released = None
+    if release is not None and release.is_file():
+        try:
+            released = nbformat.read(release, as_version=4)
+        except Exception:  # an unreadable release only makes the check less exact
+            released = None
+    progress.refusals = static_refusals(nb, released)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             interrupt_on_timeout=True, resources={"metadata": {"path": str(path.parent)}},
                             extra_arguments=list(QUIET_KERNEL_ARGUMENTS))
@@ -92,7 +123,70 @@ def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
     except DeadKernelError:
         progress.problem = "the kernel died while running it (os._exit, a crash, or out of memory)"
     progress.tests, progress.challenges = collect_results(nb)
+    mark_refused(nb, progress)
     return progress
+
+
+def static_refusals(nb: nbformat.NotebookNode, released: nbformat.NotebookNode | None = None) -> list[StaticRefusal]:
+    """The grader's static check on each answer cell of ``nb``, with the arguments the grader gives it.
+
+    The names the instructor's locked cells bind are protected, except those the exercise's own answer binds; the
+    grader reads those from the instructor's answer, which here is the released stub (``released``: across the
+    course both bind the same such names). Without the release, the names the learner's cell binds stand in
+    (more lenient). As in the grader, an answer cell equal to its released stub is not checked, nor a line
+    ``raise NotImplementedError()`` after ``# YOUR CODE HERE``: its test reports it as not answered.
+    """
+    from autograd_lab.course.grading.assemble import ANSWER, HELPER, bound_names, cell_kind, source_meta
+    from autograd_lab.course.grading.static import check_answer_cell
+
+    kinds = [cell_kind(c) for c in nb.cells]
+    helpers = set().union(*(bound_names(c.source) for c, k in zip(nb.cells, kinds) if k == HELPER))
+    stubs = {str(source_meta(c).get("grade_id")): c.source for c in (released.cells if released else [])
+             if cell_kind(c) == ANSWER}
+    found: list[StaticRefusal] = []
+    for number, (cell, kind) in enumerate(zip(nb.cells, kinds), start=1):
+        if kind != ANSWER:
+            continue
+        grade_id = str(source_meta(cell).get("grade_id", "?"))
+        stub = stubs.get(grade_id)
+        if stub is not None and cell.source == stub:
+            continue
+        lines = cell.source.splitlines()
+        own = bound_names(stub if stub is not None else cell.source)
+        for refusal in check_answer_cell(cell.source, grade_id=grade_id,
+                                         protected_names=frozenset(helpers - own)):
+            at = refusal.line - 1
+            if 0 < at < len(lines) and lines[at].strip() == "raise NotImplementedError()" and \
+                    lines[at - 1].strip() == "# YOUR CODE HERE":
+                continue
+            found.append(StaticRefusal(grade_id, number, refusal.line, refusal.message))
+    return found
+
+
+def mark_refused(nb: nbformat.NotebookNode, progress: NotebookProgress) -> None:
+    """Mark as failing each test (graded or challenge) that follows a refused answer cell, up to the next answer
+    cell: the grader runs a refused cell as a line that raises, so those tests fail there."""
+    refused = {r.grade_id for r in progress.refusals}
+    if not refused:
+        return
+    owner: dict[str, str] = {}  # test grade id -> the answer cell above it
+    current = None
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code":
+            continue
+        if meta.get("solution"):
+            current = str(meta.get("grade_id", "?"))
+        elif current is not None:
+            owner[str(meta.get("grade_id", "?"))] = current
+    note = "the grader refuses answer cell '{}' and would not run it (see the refusals above)"
+    for test in progress.tests:
+        if owner.get(test.grade_id) in refused:
+            test.error = note.format(owner[test.grade_id])
+    for challenge in progress.challenges:
+        answer = owner.get(challenge.name + CHALLENGE_SUFFIX)
+        if answer in refused:
+            challenge.status, challenge.error = FAILING, note.format(answer)
 
 
 def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[ChallengeResult]]:
@@ -134,8 +228,12 @@ def _challenge(grade_id: str, cell: nbformat.NotebookNode, errors: list, ran: bo
     return ChallengeResult(name, PASSED if ran else DID_NOT_RUN)
 
 
-def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60) -> list[NotebookProgress]:
+def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60,
+                       release: Path | None = None) -> list[NotebookProgress]:
     """Run every ``*.ipynb`` in ``workspace`` (or only ``names``: file names or stems) in name order.
+
+    ``release``: the folder of released notebooks (``notebooks/``); a notebook of the same name there makes the
+    static check exactly the grader's.
 
     Raises:
         FileNotFoundError: if the workspace holds no notebook (run setup first), or a name in ``names`` matches none
@@ -151,7 +249,8 @@ def workspace_progress(workspace: Path, names: list[str] | None = None, timeout:
             raise FileNotFoundError(f"no notebook in {workspace} matches {quoted}; available: "
                                     f"{', '.join(p.stem for p in paths)}")
         paths = [p for p in paths if p.name in names or p.stem in names]
-    return [run_notebook(p, timeout=timeout) for p in paths]
+    return [run_notebook(p, timeout=timeout, release=release / p.name if release is not None else None)
+            for p in paths]
 
 
 def format_progress(results: list[NotebookProgress], verbose: bool = False) -> str:
@@ -163,6 +262,9 @@ def format_progress(results: list[NotebookProgress], verbose: bool = False) -> s
         lines.append(f"{r.name:<40} {f'{passed}/{len(r.tests)}':>14} {f'{r.points:g}/{r.max_points:g}':>10}  {mark}")
         if r.problem:
             lines.append(f"    {r.problem}")
+        for refusal in r.refusals:
+            lines += textwrap.wrap(f"refused by the grader: {refusal}", width=100, initial_indent="    ",
+                                   subsequent_indent="      ")
         if r.challenges:
             listed = "; ".join(f"{c.name} {c.status}" for c in r.challenges)
             lines += textwrap.wrap(f"challenge (optional, no points): {listed}", width=100,

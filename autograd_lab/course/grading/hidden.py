@@ -11,6 +11,9 @@ library, and score full marks. So the harness runs a test cell in two parts (:fu
 - drops its printed and displayed output (a note says how much was dropped);
 - keeps the message of a failed ``assert`` (or ``raise AssertionError(...)``) written in the test cell only as far
   as it is text: the constant parts of an f-string stay, every ``{...}`` becomes ``…`` (:func:`masked_message`);
+- shows the message of an own-code refusal (``NotOwnCodeError`` raised by ``checks.assert_own_code`` called from
+  the test cell, as the runner establishes from the traceback): it is the grader's text about the student's own
+  code and the reference's public name, made before any hidden input reaches it, and says why no points were given;
 - shows no message for any other error (its type and the test's line stay).
 """
 
@@ -56,7 +59,8 @@ def _text_of(node: ast.expr | None) -> str | None:
     return None
 
 
-def masked_message(source: str, line: int, raised_in_cell: bool, ename: str) -> str:
+def masked_message(source: str, line: int, raised_in_cell: bool, ename: str,
+                   own_code_refusal: str | None = None) -> str:
     """The message to show for an error raised at ``line`` (1-based) of a test cell's hidden part.
 
     Args:
@@ -64,7 +68,11 @@ def masked_message(source: str, line: int, raised_in_cell: bool, ename: str) -> 
         line: the line of the test cell where the error surfaced (the innermost frame in the cell).
         raised_in_cell: whether the error was raised by the cell's own code at ``line`` (not in a call below it).
         ename: the exception's class name.
+        own_code_refusal: the message of an own-code refusal, when the runner found the error to be one (the real
+            ``NotOwnCodeError`` raised inside ``checks.assert_own_code`` called from the cell); shown as it is.
     """
+    if own_code_refusal is not None and ename == "NotOwnCodeError":
+        return own_code_refusal
     hidden = f"(message not shown: it was raised while the hidden tests ran, on inputs that stay hidden; line {line})"
     if not raised_in_cell or ename != "AssertionError":
         return hidden

@@ -204,7 +204,23 @@ def _describe(exc: BaseException, filename: str) -> dict[str, Any]:
     except Exception:
         evalue = "<unprintable>"
     raised_here = bool(frames) and frames[-1].filename == filename  # not in a call below the cell's line
-    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "line": line, "in_cell": raised_here}
+    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "line": line, "in_cell": raised_here,
+            "own_code": _own_code_refusal(exc, frames, filename)}
+
+
+def _own_code_refusal(exc: BaseException, frames: traceback.StackSummary, filename: str) -> bool:
+    """Whether ``exc`` is the grader's own-code refusal: the real NotOwnCodeError, raised by checks.assert_own_code
+    called straight from the cell, with no other code between (its message names the student's code and the
+    reference's public name only, never a hidden input: grading/hidden.py shows it)."""
+    from autograd_lab.course import checks
+
+    if type(exc) is not checks.NotOwnCodeError:
+        return False
+    in_cell = [i for i, frame in enumerate(frames) if frame.filename == filename]
+    below = frames[in_cell[-1] + 1:] if in_cell else []
+    checks_file = checks.assert_own_code.__code__.co_filename
+    return (bool(below) and below[0].name == "assert_own_code" and below[-1].name == "fail"
+            and all(frame.filename == checks_file for frame in below))
 
 
 class _Reporter:
@@ -513,8 +529,9 @@ def _run_in_parts(source: str, runner: _Cell, filename: str) -> tuple[dict[str, 
             outputs.append(hidden.dropped_note(dropped))
         if error is not None and error["ename"] != "CellTimeoutError":
             line = int(error["line"]) if str(error.get("line", "")).isdigit() else 0
+            shown = error["evalue"] if error.get("own_code") else None
             error = {**error, "evalue": hidden.masked_message(source, line, bool(error.get("in_cell")),
-                                                             error["ename"])}
+                                                             error["ename"], own_code_refusal=shown)}
     return error, outputs
 
 
