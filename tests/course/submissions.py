@@ -133,3 +133,26 @@ def write_batch(
             nbformat.write(result, path)
         written[name] = path
     return written
+
+
+def grade_solution_variants(tmp: Path, chapter: str, edits: dict[str, Callable[[NotebookNode], None] | None],
+                            ) -> dict:
+    """Release the real ``chapter`` in a copy of the course under ``tmp``, submit its full solution once per entry
+    of ``edits`` (changed in place by ``edits[name]`` first; None: as it is), and grade them all with the sandboxed
+    grader on 2 jobs. Returns the reports by student name."""
+    from autograd_lab.course import instructor
+
+    from .conftest import copy_course
+
+    course = copy_course(tmp / "course", which=(chapter,))
+    instructor.release(course, tmp / "notebooks")
+    release = nbformat.read(course / "release" / chapter / f"{chapter}.ipynb", as_version=4)
+    source = nbformat.read(course / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+    for name, edit in edits.items():
+        nb = full_solution(release, source)
+        if edit is not None:
+            edit(nb)
+        path = course / "submitted" / name / chapter / f"{chapter}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+    return {r.student: r for r in instructor.autograde(course, chapter, jobs=2)}

@@ -3,36 +3,26 @@
 
 from __future__ import annotations
 
-import nbformat
 import pytest
+from nbformat import NotebookNode
 
-from autograd_lab.course import instructor
-
-from .conftest import copy_course
-from .submissions import full_solution
+from .submissions import grade_solution_variants
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("owncode_ch03")]
 
 CHAPTER = "03_engine"
 
 
+def _on_engine_topo_sort(nb: NotebookNode) -> None:
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "backward_code")
+    assert "order = topo_sort(root)" in cell.source
+    cell.source = cell.source.replace("order = topo_sort(root)", "order = Engine.topo_sort(root)")
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    tmp = tmp_path_factory.mktemp("ch03")
-    course = copy_course(tmp / "course", which=(CHAPTER,))
-    instructor.release(course, tmp / "notebooks")
-    release = nbformat.read(course / "release" / CHAPTER / f"{CHAPTER}.ipynb", as_version=4)
-    source = nbformat.read(course / "source" / CHAPTER / f"{CHAPTER}.ipynb", as_version=4)
-    for name in ("full", "engine_topo_sort"):
-        nb = full_solution(release, source)
-        if name == "engine_topo_sort":
-            cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "backward_code")
-            assert "order = topo_sort(root)" in cell.source
-            cell.source = cell.source.replace("order = topo_sort(root)", "order = Engine.topo_sort(root)")
-        path = course / "submitted" / name / CHAPTER / f"{CHAPTER}.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-    return {r.student: r for r in instructor.autograde(course, CHAPTER, jobs=2)}
+    edits = {"full": None, "engine_topo_sort": _on_engine_topo_sort}
+    return grade_solution_variants(tmp_path_factory.mktemp("ch03"), CHAPTER, edits)
 
 
 def test_the_honest_backward_on_engine_topo_sort_keeps_full_marks(reports: dict) -> None:

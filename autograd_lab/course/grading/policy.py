@@ -207,6 +207,18 @@ def is_module(dotted: str) -> bool:
 _ALLOWED_ORIGINS = ALLOWED_MODULES | {"builtins", "_functools", "_collections", "_collections_abc"}
 
 
+def _public_attribute(module: str, attr: str) -> object | None:
+    """``module.attr`` looked up without running descriptors, or None: also for a private name, a module outside
+    the allow-list (never imported to find out: importing a test suite runs its set-up) or one that fails to import.
+    """
+    if not allowed_module(module, private_ok=True) or attr.startswith("_"):
+        return None
+    try:
+        return inspect.getattr_static(importlib.import_module(module), attr, None)
+    except ImportError:
+        return None
+
+
 def foreign_origin(module: str, attr: str) -> str | None:
     """Where ``module.attr`` really comes from, when that is outside the allow-list; else None.
 
@@ -215,12 +227,7 @@ def foreign_origin(module: str, attr: str) -> str | None:
     name reached through it can be a file, process or raw-memory tool. The value's own ``__module__`` (classes,
     functions) or its class's (instances) decides; a builtin that :data:`DENIED_BUILTINS` lists counts as foreign.
     """
-    if not allowed_module(module, private_ok=True) or attr.startswith("_"):
-        return None
-    try:
-        value = inspect.getattr_static(importlib.import_module(module), attr, None)
-    except ImportError:
-        return None
+    value = _public_attribute(module, attr)
     if value is None or isinstance(value, types.ModuleType):
         return None
     named = isinstance(value, type) or (callable(value) and hasattr(value, "__qualname__"))
@@ -245,10 +252,7 @@ def module_name_of_attribute(module: str, attr: str) -> str | None:
     """
     if not allowed_module(module, private_ok=True) or attr.startswith("_"):
         return None
-    try:
-        value = inspect.getattr_static(importlib.import_module(module), attr, None)
-    except ImportError:
-        return None
+    value = _public_attribute(module, attr)
     if isinstance(value, types.ModuleType):
         return value.__name__
     if value is None and is_module(f"{module}.{attr}"):

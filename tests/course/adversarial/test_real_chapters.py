@@ -6,14 +6,12 @@ on the spy is in tests/course/test_guard.py.)"""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-import nbformat
 import pytest
+from nbformat import NotebookNode
 
-from autograd_lab.course import instructor
-
-from ..conftest import copy_course
-from ..submissions import full_solution
+from ..submissions import grade_solution_variants
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile_real")]
 
@@ -38,22 +36,17 @@ CASES = {
 }
 
 
+def _rewrite(rewrite: str) -> Callable[[NotebookNode], None]:
+    def edit(nb: NotebookNode) -> None:
+        cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "evaluate_code")
+        cell.source = EVALUATE_WITHOUT_NO_GRAD.replace("{rewrite}", rewrite)
+    return edit
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    tmp = tmp_path_factory.mktemp("real")
-    course = copy_course(tmp / "course", which=(CHAPTER,))
-    instructor.release(course, tmp / "notebooks")
-    release = nbformat.read(course / "release" / CHAPTER / f"{CHAPTER}.ipynb", as_version=4)
-    source = nbformat.read(course / "source" / CHAPTER / f"{CHAPTER}.ipynb", as_version=4)
-    for name, rewrite in {"full": None, **CASES}.items():
-        nb = full_solution(release, source)
-        if rewrite is not None:
-            cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "evaluate_code")
-            cell.source = EVALUATE_WITHOUT_NO_GRAD.replace("{rewrite}", rewrite)
-        path = course / "submitted" / name / CHAPTER / f"{CHAPTER}.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-    return {r.student: r for r in instructor.autograde(course, CHAPTER, jobs=2)}
+    edits = {"full": None, **{name: _rewrite(rewrite) for name, rewrite in CASES.items()}}
+    return grade_solution_variants(tmp_path_factory.mktemp("real"), CHAPTER, edits)
 
 
 def test_the_honest_solution_keeps_full_marks(reports: dict) -> None:
