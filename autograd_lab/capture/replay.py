@@ -1,16 +1,17 @@
 """Replay: run a captured Program again on new argument values, with no new Variables or Operators.
 
-:class:`Replay` turns a Program into flat lists once (which op reads which slots, where each gradient goes), then
-each :meth:`Replay.run` binds the arguments, calls every op's ``forward`` in the captured order, then the ``backward``
-of the nodes the gradients need in the captured backward order, summing gradients exactly as
-:meth:`Engine.backward` does (same order, so the results are bit-identical), and finally hands the Parameters their
-gradients and drops what the ops saved.
+A :class:`Replay` runs a Program in one of two ways, with the same results bit for bit:
 
-What replay does not repeat: the base class's per-call checks (gradient count, shapes, dtypes), which the captured
-call ran once and which cannot change while the shapes do not; under ``detect_anomaly()`` replay runs them all. Nor
-does it look at a gradient nobody needs: each backward result is read only at the inputs the captured pass marked as
-needed (never the data's), and everything a run looks up (bound methods, slots, dtypes) is looked up once, when the
-Replay is made.
+* the loop in :meth:`Replay.run_checked`, the plain statement of what replay does: bind the arguments, call every
+  op's ``forward`` in the captured order, then the ``backward`` of the nodes the gradients need in the captured
+  backward order, summing gradients exactly as :meth:`Engine.backward` does (same order, so the results are
+  bit-identical), hand the Parameters their gradients and drop what the ops saved. It runs the base class's checks
+  on every call (gradient count, shapes, finiteness), and is used for the capture itself and under
+  ``detect_anomaly()``;
+* the same steps unrolled into a straight-line Python function, generated once from the Program
+  (:mod:`autograd_lab.capture.pycode`, shown by :attr:`Replay.source`): the fast path of every other run. The checks
+  that cannot change while the shapes do not (which the capture ran once) are not repeated there, and a gradient
+  nobody needs is never looked at.
 
 :class:`Plan` is the user-facing wrapper: call it like the function; it captures on the first calls for each input
 signature (shapes, dtypes, training mode) and replays afterwards.
@@ -25,16 +26,18 @@ import numpy as np
 
 from autograd_lab.capture.errors import CaptureError, ReplayShapeError
 from autograd_lab.capture.ir import CONST, PARAM, Program
+from autograd_lab.capture.pycode import RELEASED, compile_program
 from autograd_lab.engine import Engine, _store_leaf_grads
 from autograd_lab.errors import AnomalyError, ShapeError
 from autograd_lab.variable import Parameter, Variable, _as_leaf_array
 
-_RELEASED = np.empty(0)  # what a replayed op's `output` points to between runs (its real output is dropped)
-_RELEASED.setflags(write=False)
-
-
 class Replay:
-    """Executes one Program (see the module docstring). The ops' ``_needs`` are set once, here."""
+    """Executes one Program (see the module docstring). The ops' ``_needs`` are set once, here.
+
+    Attributes:
+        program: the Program.
+        source: the text of the generated replay function (the plan printed as Python).
+    """
 
     def __init__(self, program: Program) -> None:
         self.program = program
@@ -42,14 +45,13 @@ class Replay:
         self._size = len(values)
         self._inputs = [(v.index, v.shape, v.dtype, v.label()) for v in (values[i] for i in program.inputs)]
         self._leaves = [(v.index, v.leaf) for v in values if v.kind in (PARAM, CONST)]
-        # Everything a run looks up is looked up once, here: per node the bound forward method, the op, its input
-        # slots and its output slot.
-        self._forward = [(n.op.forward, n.op, n.inputs, n.output) for n in program.nodes]
+        # What the loop of run_checked needs, looked up once: per node the op, its input slots and its output slot.
+        self._forward = [(n.op, n.inputs, n.output) for n in program.nodes]
         self._ops = [n.op for n in program.nodes]
-        # Per visited node: its bound backward method, the slot of its output gradient, and for each input whose
-        # gradient is needed (only those: the data's gradient is never handled) its position among the op's inputs,
-        # its slot and its dtype (a gradient of another dtype is cast, as eager does); then the op and every input's
-        # (slot or None, dtype, shape) for the checked runs (the capture itself and detect_anomaly()).
+        # Per visited node: the op, the slot of its output gradient, and for each input whose gradient is needed
+        # (only those: the data's gradient is never handled) its position among the op's inputs, its slot and its
+        # dtype (a gradient of another dtype is cast, as eager does); then every input's (slot or None, dtype, shape)
+        # for the checks.
         self._backward = []
         for k in program.backward_order:
             node = program.nodes[k]
@@ -58,7 +60,7 @@ class Replay:
             wanted = tuple((pos, i, values[i].dtype) for pos, (i, need) in enumerate(zip(node.inputs, needs)) if need)
             targets = tuple((i if need else None, values[i].dtype, values[i].shape)
                             for i, need in zip(node.inputs, needs))
-            self._backward.append((node.op.backward, node.output, wanted, node.op, targets))
+            self._backward.append((node.op, node.output, wanted, targets))
         self._wrt: list[tuple[int, Variable]] = [(i, values[i].leaf) for i in program.wrt]  # type: ignore[misc]
         loss = program.loss
         self._loss = loss
@@ -66,10 +68,13 @@ class Replay:
         self._seed: np.ndarray | None = None
         if loss is not None:
             self._seed = np.ones(values[loss].shape, dtype=values[loss].dtype)
+        self._step, self.source = compile_program(program)
 
     def run(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
         """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
         (added to any gradient already there), as after ``Engine.backward(loss, inputs=wrt)``.
+
+        Runs the generated function, or :meth:`run_checked` under ``detect_anomaly()``.
 
         Raises:
             ReplayShapeError: if an argument's shape or dtype differs from the captured one.
@@ -78,6 +83,13 @@ class Replay:
         """
         if len(args) != len(self._inputs):
             raise TypeError(f"the captured function takes {len(self._inputs)} argument(s), got {len(args)}")
+        if Engine.detect_anomaly:
+            return self.run_checked(*args, copy=copy)
+        return self._step(*args, copy=copy)
+
+    def run_checked(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
+        """:meth:`run` as a loop over the nodes, with the base class's checks on every forward and backward
+        (the reference the generated function must match)."""
         values: list[Any] = [None] * self._size
         for (index, shape, dtype, label), a in zip(self._inputs, args):
             x = _as_leaf_array(a, label, copy)
@@ -87,53 +99,39 @@ class Replay:
             values[index] = x
         for index, leaf in self._leaves:
             values[index] = leaf._data  # type: ignore[union-attr]  # params and consts have their Variable
-        checked = Engine.detect_anomaly
         op: Any = None
         try:
-            for forward, op, ins, out in self._forward:
-                xs = tuple([values[i] for i in ins])
-                if checked:
-                    y = op._run_forward(xs)
-                else:
-                    y = forward(*xs)
-                    if type(y) is not np.ndarray:
-                        y = np.asarray(y)
-                    y.setflags(write=False)
-                    op.inputs = xs
-                    op.output = y
-                values[out] = y
+            for op, ins, out in self._forward:
+                values[out] = op._run_forward(tuple([values[i] for i in ins]))
         except ValueError as exc:
             self.release()
             if isinstance(exc, ShapeError):
                 raise
             raise ShapeError(f"replay: node {self._ops.index(op)} ({type(op).__name__}) failed: {exc}") from exc
-        return self.finish(values, checked=checked)
+        return self.finish(values)
 
-    def finish(self, values: list[Any], checked: bool) -> list[np.ndarray]:
-        """The rest of a step once the forward values are in ``values``: backward, gradients, release, outputs."""
+    def finish(self, values: list[Any]) -> list[np.ndarray]:
+        """The rest of a checked step once the forward values are in ``values``: backward, gradients, release,
+        outputs."""
         try:
             if self._seed is not None:
-                self._run_backward(values, checked)
+                self._run_backward()
             return [values[i] for i in self.program.outputs]
         finally:
             self.release()
 
-    def _run_backward(self, values: list[Any], checked: bool) -> None:
+    def _run_backward(self) -> None:
         grads: list[Any] = [None] * self._size
         # As in Engine.backward: a gradient stored as received may be shared (AddOp hands gy to both inputs), so
         # `+=` only goes into a slot whose array this pass created by an earlier sum.
         owned = [False] * self._size
         grads[self._loss] = self._seed.copy()  # type: ignore[index,union-attr]  # a program with a backward has a loss
-        for backward, out, wanted, op, targets in self._backward:
+        for op, out, wanted, targets in self._backward:
             gy = grads[out]
             grads[out] = None
-            result = backward(gy)
-            if checked:
-                result = _check_grads(op, result, targets)
+            result = _check_grads(op, op.backward(gy), targets)
             for position, slot, dtype in wanted:
                 g = result[position]
-                if g is None:  # refused by the checked runs (eager refuses it too)
-                    continue
                 if type(g) is not np.ndarray:
                     g = np.asarray(g)
                 if g.dtype != dtype:
@@ -162,7 +160,7 @@ class Replay:
         and the optimizer updates it in place)."""
         for op in self._ops:
             op.inputs = ()
-            op.output = _RELEASED
+            op.output = RELEASED
 
 
 def _check_grads(op: Any, grads: Any, targets: tuple[tuple[int | None, np.dtype, tuple[int, ...]], ...]) -> list[Any]:

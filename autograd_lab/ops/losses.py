@@ -77,7 +77,9 @@ class SoftmaxCrossEntropyOp(Operator):
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         logits, labels = self.inputs
         n = self._exp.shape[0]
-        scale = gy / n
+        # The loss is 0-d, so gy is one number. Divided as a Python float (binary64) and then rounded to the logits'
+        # dtype, it gives the same bits as dividing in that dtype (double rounding is innocuous for division).
+        scale = float(gy) / n
         g_logits = g_labels = None
         if self.needs_grad(0):
             g_logits = self._exp / self._total  # softmax(z), a fresh array the gradient is built in

@@ -1,0 +1,171 @@
+"""The plan printed as Python: one straight-line function that replays a Program.
+
+:class:`~autograd_lab.capture.Replay` walks a Program with a loop: for each node, look up its slots, call its
+``forward``, store the result. That loop is the clearest statement of what replay does, and its bookkeeping (building
+argument tuples, indexing slot lists, looking at which gradients a node must produce) is repeated on every step
+although it never changes. Here the loop is run once, at capture time, and what it would do is written out as the
+source of a Python function, one or a few lines per node:
+
+.. code-block:: python
+
+    v3 = forward0(v0, v2)  # node3 (64, 128) float32 = MatMulOp(transpose_a=False, transpose_b=True)(input0, ...)
+    if type(v3) is not ndarray: v3 = asarray(v3)
+    v3.setflags(write=False)
+    op0.inputs = (v0, v2); op0.output = v3
+
+This is what a compiler does with a graph (the C exporter prints the same Program as C, :mod:`autograd_lab.export`):
+the decisions are taken once, and the program that remains only computes. The function calls the same operators'
+``forward`` and ``backward`` methods in the same order, and sums gradients in the same order as
+:meth:`Engine.backward`, so its results are bit-identical to eager execution and to the loop.
+:attr:`Replay.source` shows the generated text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autograd_lab.capture.errors import ReplayShapeError
+from autograd_lab.capture.ir import CONST, PARAM, Program
+from autograd_lab.engine import _store_leaf_grads
+from autograd_lab.errors import ShapeError
+from autograd_lab.variable import _as_leaf_array
+
+#: What a replayed op's ``output`` points to between runs (its real output is dropped with the step).
+RELEASED = np.empty(0)
+RELEASED.setflags(write=False)
+
+
+def python_source(program: Program, name: str = "replay_step") -> tuple[str, dict[str, Any]]:
+    """The source of a function ``name(a0, a1, ..., copy)`` that replays ``program`` once, and the global names it
+    uses (the operators, their bound methods, the leaves, dtypes and helpers).
+
+    The function returns the list of output values (read-only arrays) and, for a program with a backward pass,
+    adds the gradients into the Parameters' ``.grad`` as :meth:`Replay.run` does.
+    """
+    values = program.values
+    env: dict[str, Any] = {
+        "ndarray": np.ndarray, "asarray": np.asarray, "leaf_array": _as_leaf_array, "RELEASED": RELEASED,
+        "store_leaf_grads": _store_leaf_grads, "ShapeError": ShapeError,
+        "wrong_argument": _wrong_argument(program), "forward_failed": _forward_failed(program),
+    }
+
+    def dtype_name(dtype: np.dtype) -> str:  # a global name per dtype: float32, or dtype_be_f4 for a big-endian one
+        key = dtype.name if dtype.isnative else f"dtype_{dtype.str.replace('<', 'le_').replace('>', 'be_')}"
+        env[key] = dtype
+        return key
+
+    lines = [f"def {name}({''.join(f'a{k}, ' for k in range(len(program.inputs)))}copy=True):"]
+    add = lines.append
+    add("    # the arguments, as placeholders of the captured shapes and dtypes")
+    for k, i in enumerate(program.inputs):
+        v = values[i]
+        add(f"    v{i} = leaf_array(a{k}, {v.label()!r}, copy)")
+        add(f"    if v{i}.shape != {v.shape!r} or v{i}.dtype != {dtype_name(v.dtype)}: wrong_argument({k}, v{i})")
+    leaves = [v for v in values if v.kind in (PARAM, CONST)]
+    if leaves:
+        add("    # Parameters and constants: their values now (an optimizer may have changed them since the capture)")
+    for v in leaves:
+        env[f"leaf{v.index}"] = v.leaf
+        add(f"    v{v.index} = leaf{v.index}._data  # {_comment(v.label())}")
+
+    add("    node = 0")
+    add("    try:")
+    add("        # forward, in the captured order")
+    for node in program.nodes:
+        k, out = node.index, node.output
+        env[f"op{k}"], env[f"forward{k}"] = node.op, node.op.forward
+        args = ", ".join(f"v{i}" for i in node.inputs)
+        inputs = f"({args},)" if len(node.inputs) == 1 else f"({args})"
+        labels = ", ".join(values[i].label() for i in node.inputs)
+        add(f"        node = {k}")
+        add(f"        v{out} = forward{k}({args})  # {_comment(f'{values[out].label()} = {node.op!r}({labels})')}")
+        add(f"        if type(v{out}) is not ndarray: v{out} = asarray(v{out})")
+        add(f"        v{out}.setflags(write=False)")
+        add(f"        op{k}.inputs = {inputs}; op{k}.output = v{out}")
+    add("        node = -1")
+    if program.loss is not None:
+        _backward_lines(program, env, add, dtype_name)
+    outputs = ", ".join(f"v{i}" for i in program.outputs)
+    add(f"        return [{outputs}]")
+    add("    except ValueError as exc:")
+    add("        if node < 0 or isinstance(exc, ShapeError): raise")
+    add("        raise forward_failed(node, exc) from exc")
+    add("    finally:")
+    add("        # drop what the ops saved, so that each Parameter's array is held by the Parameter alone again")
+    for node in program.nodes:
+        add(f"        op{node.index}.inputs = (); op{node.index}.output = RELEASED")
+    if not program.nodes:
+        add("        pass")
+    return "\n".join(lines) + "\n", env
+
+
+def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], None],
+                    dtype_name: Callable[[np.dtype], str]) -> None:
+    """The backward pass: Engine.backward's order and sums, unrolled (see :func:`python_source`)."""
+    values = program.values
+    loss = program.loss
+    assert loss is not None
+    env["seed"] = np.ones(values[loss].shape, dtype=values[loss].dtype)
+    count: dict[int, int] = {loss: 1}  # contributions received so far, per value slot
+    add("        # backward, root first: each node's gradient is complete before its backward runs")
+    add(f"        g{loss} = seed.copy()")
+    for k in program.backward_order:
+        node = program.nodes[k]
+        env[f"backward{k}"] = node.op.backward
+        add(f"        grads = backward{k}(g{node.output})  # {node.op_class}")
+        add(f"        del g{node.output}")
+        for position, (i, need) in enumerate(zip(node.inputs, node.needs or ())):
+            if not need:
+                continue
+            # As Engine.backward: the first gradient is stored as received; the second makes a new array (the
+            # first may be shared, AddOp hands gy to both inputs), which later ones are added into.
+            seen = count.get(i, 0)
+            count[i] = seen + 1
+            target = f"g{i}" if seen == 0 else "t"
+            add(f"        {target} = grads[{position}]")
+            add(f"        if type({target}) is not ndarray: {target} = asarray({target})")
+            dtype = dtype_name(values[i].dtype)
+            add(f"        if {target}.dtype != {dtype}: {target} = {target}.astype({dtype})")
+            if seen == 1:
+                add(f"        g{i} = asarray(g{i} + t)")
+            elif seen > 1:
+                add(f"        g{i} += t")
+    wanted = [i for i in program.wrt if count.get(i)]
+    # Arrays this pass made (a sum, or the seed of a loss that is itself a wanted leaf) need no defensive copy.
+    env["owned"] = {values[i].leaf for i in wanted if count[i] > 1 or i == loss}
+    for i in wanted:
+        env[f"leaf{i}"] = values[i].leaf
+    pairs = ", ".join(f"leaf{i}: g{i}" for i in wanted)
+    add("        # the Parameters' gradients, stored as Engine.backward stores them")
+    add(f"        store_leaf_grads({{{pairs}}}, owned)")
+
+
+def compile_program(program: Program) -> tuple[Callable[..., list[np.ndarray]], str]:
+    """Generate (:func:`python_source`) and compile the replay function of ``program``; return it and its source."""
+    source, env = python_source(program)
+    code = compile(source, f"<replay of {program!r}>", "exec")
+    exec(code, env)  # text generated from the Program's structure; names appear only in comments (see _comment)
+    return env["replay_step"], source
+
+
+def _comment(text: str) -> str:
+    """``text`` made safe and short for a comment on one line (a name may hold any character)."""
+    text = "".join(c if c.isprintable() else " " for c in text)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _wrong_argument(program: Program) -> Callable[[int, np.ndarray], None]:
+    def wrong_argument(k: int, x: np.ndarray) -> None:
+        v = program.values[program.inputs[k]]
+        raise ReplayShapeError(f"argument {v.label()} has shape {x.shape} and dtype {x.dtype}; the program was "
+                               f"captured for shape {v.shape} and dtype {v.dtype} (capture again for new shapes)")
+    return wrong_argument
+
+
+def _forward_failed(program: Program) -> Callable[[int, Exception], ShapeError]:
+    def forward_failed(k: int, exc: Exception) -> ShapeError:
+        return ShapeError(f"replay: node {k} ({program.nodes[k].op_class}) failed: {exc}")
+    return forward_failed
