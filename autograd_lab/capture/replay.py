@@ -31,6 +31,7 @@ from autograd_lab.engine import Engine, _store_leaf_grads
 from autograd_lab.errors import AnomalyError, ShapeError
 from autograd_lab.variable import Parameter, Variable, _as_leaf_array
 
+
 class Replay:
     """Executes one Program (see the module docstring). The ops' ``_needs`` are set once, here.
 
