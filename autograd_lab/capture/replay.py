@@ -198,6 +198,8 @@ class Plan:
 
     Attributes:
         captures: how many captures ran so far. program: the Program used by the last call.
+        replay: the :class:`Replay` made for the last call's signature (None while that signature is still being
+            verified); ``plan.replay.source`` is the generated Python.
 
     Raises:
         CaptureError: see :func:`~autograd_lab.capture.capture` and :func:`check_same_structure`.
@@ -212,6 +214,7 @@ class Plan:
         self.verify = verify
         self.captures = 0
         self.program: Program | None = None
+        self.replay: Replay | None = None
         self._replays: dict[object, Replay] = {}
         self._first: dict[object, Program] = {}
 
@@ -221,6 +224,7 @@ class Plan:
         if replay is not None:
             outputs = replay.run(*args, copy=self.copy)
             program = replay.program
+            self.replay = replay
         else:
             from autograd_lab.capture.capture import capture, check_same_structure
 
@@ -233,6 +237,7 @@ class Plan:
                 if first is not None:
                     check_same_structure(first, program)
                 self._replays[key] = Replay(program)
+            self.replay = self._replays.get(key)
         self.program = program
         return tuple(outputs) if program.returns_tuple else outputs[0]
 
