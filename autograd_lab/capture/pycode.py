@@ -50,6 +50,7 @@ def python_source(program: Program, name: str = "replay_step") -> tuple[str, dic
         "ndarray": np.ndarray, "asarray": np.asarray, "leaf_array": _as_leaf_array, "RELEASED": RELEASED,
         "store_leaf_grads": _store_leaf_grads, "ShapeError": ShapeError,
         "wrong_argument": _wrong_argument(program), "forward_failed": _forward_failed(program),
+        "check_count": _check_count(program), "check_grad": _check_grad(program),
     }
 
     def dtype_name(dtype: np.dtype) -> str:  # a global name per dtype: float32, or dtype_be_f4 for a big-endian one
@@ -62,7 +63,8 @@ def python_source(program: Program, name: str = "replay_step") -> tuple[str, dic
     add("    # the arguments, as placeholders of the captured shapes and dtypes")
     for k, i in enumerate(program.inputs):
         v = values[i]
-        add(f"    v{i} = leaf_array(a{k}, {v.label()!r}, copy)")
+        env[f"label{k}"] = v.label()  # a name is data, never source text: repr() of a str subclass may be anything
+        add(f"    v{i} = leaf_array(a{k}, label{k}, copy)  # {_comment(v.label())}")
         add(f"    if v{i}.shape != {v.shape!r} or v{i}.dtype != {dtype_name(v.dtype)}: wrong_argument({k}, v{i})")
     leaves = [v for v in values if v.kind in (PARAM, CONST)]
     if leaves:
@@ -79,7 +81,7 @@ def python_source(program: Program, name: str = "replay_step") -> tuple[str, dic
         env[f"op{k}"], env[f"forward{k}"] = node.op, node.op.forward
         args = ", ".join(f"v{i}" for i in node.inputs)
         inputs = f"({args},)" if len(node.inputs) == 1 else f"({args})"
-        labels = ", ".join(values[i].label() for i in node.inputs)
+        labels = ", ".join(str(values[i].label()) for i in node.inputs)
         add(f"        node = {k}")
         add(f"        v{out} = forward{k}({args})  # {_comment(f'{values[out].label()} = {node.op!r}({labels})')}")
         add(f"        if type(v{out}) is not ndarray: v{out} = asarray(v{out})")
@@ -115,8 +117,11 @@ def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], 
     for k in program.backward_order:
         node = program.nodes[k]
         env[f"backward{k}"] = node.op.backward
-        add(f"        grads = backward{k}(g{node.output})  # {node.op_class}")
+        add(f"        grads = backward{k}(g{node.output})  # {_comment(node.op_class)}")
         add(f"        del g{node.output}")
+        # The count and None checks cost nothing on the common path (a list of arrays), and without them a None
+        # became a 0-d NaN gradient (asarray(None).astype(float)) and a missing one an IndexError.
+        add(f"        if type(grads) is not list or len(grads) != {len(node.inputs)}: grads = check_count({k}, grads)")
         for position, (i, need) in enumerate(zip(node.inputs, node.needs or ())):
             if not need:
                 continue
@@ -126,7 +131,7 @@ def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], 
             count[i] = seen + 1
             target = f"g{i}" if seen == 0 else "t"
             add(f"        {target} = grads[{position}]")
-            add(f"        if type({target}) is not ndarray: {target} = asarray({target})")
+            add(f"        if type({target}) is not ndarray: {target} = check_grad({k}, {position}, {target})")
             dtype = dtype_name(values[i].dtype)
             add(f"        if {target}.dtype != {dtype}: {target} = {target}.astype({dtype})")
             if seen == 1:
@@ -153,6 +158,8 @@ def compile_program(program: Program) -> tuple[Callable[..., list[np.ndarray]], 
 
 def _comment(text: str) -> str:
     """``text`` made safe and short for a comment on one line (a name may hold any character)."""
+    # A plain str first: a name need not be a str, and a str subclass may redefine iteration.
+    text = str.__str__(text if isinstance(text, str) else str(text))
     text = "".join(c if c.isprintable() else " " for c in text)
     return text if len(text) <= 100 else text[:97] + "..."
 
@@ -163,6 +170,25 @@ def _wrong_argument(program: Program) -> Callable[[int, np.ndarray], None]:
         raise ReplayShapeError(f"argument {v.label()} has shape {x.shape} and dtype {x.dtype}; the program was "
                                f"captured for shape {v.shape} and dtype {v.dtype} (capture again for new shapes)")
     return wrong_argument
+
+
+def _check_count(program: Program) -> Callable[[int, Any], list[Any]]:
+    def check_count(k: int, grads: Any) -> list[Any]:
+        n = len(program.nodes[k].inputs)
+        if isinstance(grads, (list, tuple)) and len(grads) == n:
+            return list(grads)
+        got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
+        raise ShapeError(f"{program.nodes[k].op_class}.backward must return one gradient per input ({n}), got {got}")
+    return check_count
+
+
+def _check_grad(program: Program) -> Callable[[int, int, Any], np.ndarray]:
+    def check_grad(k: int, position: int, g: Any) -> np.ndarray:
+        if g is None:
+            raise ShapeError(f"{program.nodes[k].op_class}.backward returned None for input {position}, whose "
+                             "gradient is needed")
+        return np.asarray(g)
+    return check_grad
 
 
 def _forward_failed(program: Program) -> Callable[[int, Exception], ShapeError]:

@@ -69,7 +69,20 @@ class Replay:
         self._seed: np.ndarray | None = None
         if loss is not None:
             self._seed = np.ones(values[loss].shape, dtype=values[loss].dtype)
-        self._step, self.source = compile_program(program)
+        # Generated on the first fast run: capture() makes a Replay only to run the checked loop once.
+        self._step: Callable[..., list[np.ndarray]] | None = None
+        self._source: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The text of the generated replay function (the plan printed as Python)."""
+        if self._source is None:
+            self._compile()
+        return self._source  # type: ignore[return-value]
+
+    def _compile(self) -> Callable[..., list[np.ndarray]]:
+        self._step, self._source = compile_program(self.program)
+        return self._step
 
     def run(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
         """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
@@ -86,7 +99,8 @@ class Replay:
             raise TypeError(f"the captured function takes {len(self._inputs)} argument(s), got {len(args)}")
         if Engine.detect_anomaly:
             return self.run_checked(*args, copy=copy)
-        return self._step(*args, copy=copy)
+        step = self._step or self._compile()
+        return step(*args, copy=copy)
 
     def run_checked(self, *args: Any, copy: bool = True) -> list[np.ndarray]:
         """:meth:`run` as a loop over the nodes, with the base class's checks on every forward and backward
@@ -104,11 +118,15 @@ class Replay:
         try:
             for op, ins, out in self._forward:
                 values[out] = op._run_forward(tuple([values[i] for i in ins]))
-        except ValueError as exc:
-            self.release()
-            if isinstance(exc, ShapeError):
+        except BaseException as exc:
+            self.release()  # whatever the error (an AnomalyError is no ValueError), no op keeps what it saved
+            if not isinstance(exc, ValueError):
                 raise
-            raise ShapeError(f"replay: node {self._ops.index(op)} ({type(op).__name__}) failed: {exc}") from exc
+            cause = _forward_error(op, exc)
+            if isinstance(cause, ShapeError):
+                raise
+            # The generated function's message: the node and the op, and the forward's own message.
+            raise ShapeError(f"replay: node {self._ops.index(op)} ({type(op).__name__}) failed: {cause}") from cause
         return self.finish(values)
 
     def finish(self, values: list[Any]) -> list[np.ndarray]:
@@ -162,6 +180,16 @@ class Replay:
         for op in self._ops:
             op.inputs = ()
             op.output = RELEASED
+
+
+def _forward_error(op: Any, exc: ValueError) -> ValueError:
+    """The ValueError ``op.forward`` raised: ``Operator._run_forward`` wraps one that is not a ShapeError in a
+    ShapeError naming the input shapes and the calling line (here, the replay's), which is unwrapped."""
+    cause = exc.__cause__
+    if (isinstance(exc, ShapeError) and isinstance(cause, ValueError) and not isinstance(cause, ShapeError)
+            and str(exc).startswith(f"{type(op).__name__}.forward failed for input shapes")):
+        return cause
+    return exc
 
 
 def _check_grads(op: Any, grads: Any, targets: tuple[tuple[int | None, np.dtype, tuple[int, ...]], ...]) -> list[Any]:
