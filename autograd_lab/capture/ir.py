@@ -50,7 +50,7 @@ class Value:
 
     def label(self) -> str:
         """A short readable name: the Variable's name, else ``kind`` and index (``node7``)."""
-        return self.name or f"{self.kind}{self.index}"
+        return str(self.name) if self.name else f"{self.kind}{self.index}"  # a name need not be a str
 
 
 @dataclass(eq=False)

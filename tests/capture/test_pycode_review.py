@@ -183,3 +183,9 @@ def test_eager_agrees_after_the_fixes():
         results.append((out, w.grad, b.grad))
     for other in results[1:]:
         assert all(a.dtype == c.dtype and np.array_equal(a, c) for a, c in zip(results[0], other))
+
+
+def test_describe_takes_a_name_that_is_not_a_string():
+    w = Parameter(np.ones(3), name=5)
+    program, _ = capture(lambda x: SumOp()(MulOp()(x, w)), np.ones(3), wrt=[w])
+    assert "5" in program.describe()
