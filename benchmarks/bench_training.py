@@ -159,47 +159,75 @@ def epoch_numpy(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
     return [w1, b1, w2, b2]
 
 
-def epoch_op_bodies(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
-    """The floor of "replay calls the same ops' bodies": the MLP's operators' ``forward`` and ``backward`` called in
-    a straight line, with only what their bodies need (``inputs``/``output`` saved, values marked read-only as the
-    design rules require) and the SGD arithmetic written inline; no plan, trainer or optimizer object.
+def op_bodies_epoch(read_only: bool = True, loss_op: type | None = None,
+                    ) -> Callable[[np.ndarray, np.ndarray, Arrays], Arrays]:
+    """The floor of "replay calls the same ops' bodies": an epoch in which the MLP's operators' ``forward`` and
+    ``backward`` are called in a straight line, with only what their bodies need (``inputs``/``output`` saved, and
+    with ``read_only`` values marked read-only as the design rules require) and the SGD arithmetic written inline;
+    no plan, trainer or optimizer object. ``loss_op`` replaces SoftmaxCrossEntropyOp (``--decompose``).
 
     Not a contender of the goals: it shows how much of the gap to the NumPy loop the operators' own bodies take
-    (label checks, the error-state guard, fresh arrays where the loop writes in place), which no plan can remove.
+    (label checks, the error-state guard, read-only marking, fresh arrays where the loop writes in place), which no
+    plan that calls them can remove.
     """
     from autograd_lab.ops import AddOp, MatMulOp, ReLUOp, SoftmaxCrossEntropyOp
 
-    w1, b1, w2, b2 = (a.copy() for a in init)
-    work = [np.empty_like(a) for a in (w1, b1, w2, b2)]
-    order = batch_order(len(x)).permutation(len(x))
-    seed = np.ones((), np.float32)
-    total_loss, correct = 0.0, 0
-    for start in range(0, len(x), BATCH):
-        idx = order[start:start + BATCH]
-        xb, yb = x[idx], y[idx]
-        labels = yb.astype(np.float64)  # what a Variable holds
+    def epoch(x: np.ndarray, y: np.ndarray, init: Arrays) -> Arrays:
+        w1, b1, w2, b2 = (a.copy() for a in init)
+        work = [np.empty_like(a) for a in (w1, b1, w2, b2)]
+        order = batch_order(len(x)).permutation(len(x))
+        seed = np.ones((), np.float32)
         ops = mm1, add1, relu, mm2, add2, ce = (MatMulOp(transpose_b=True), AddOp(), ReLUOp(),
-                                                MatMulOp(transpose_b=True), AddOp(), SoftmaxCrossEntropyOp())
+                                                MatMulOp(transpose_b=True), AddOp(),
+                                                (loss_op or SoftmaxCrossEntropyOp)())
         mm1._needs, ce._needs = (False, True), (True, False)
-        value = xb
-        for op, other in zip(ops, (w1, b1, None, w2, b2, labels)):
-            inputs = (value,) if other is None else (value, other)
-            value = op.forward(*inputs)
-            value.setflags(write=False)
-            op.inputs, op.output = inputs, value
-        logits = add2.output
-        g = ce.backward(seed.copy())[0]
-        g, gb2 = add2.backward(g)
-        g, gw2 = mm2.backward(g)
-        (g,) = relu.backward(g)
-        g, gb1 = add1.backward(g)
-        _, gw1 = mm1.backward(g)
-        for p, grad, buffer in zip((w1, b1, w2, b2), (gw1, gb1, gw2, gb2), work):
-            np.multiply(grad, -LR, out=buffer)
-            np.add(p, buffer, out=p)
-        total_loss += float(value) * len(idx)
-        correct += int(np.count_nonzero(logits.argmax(axis=1) == yb))
-    return [w1, b1, w2, b2]
+        total_loss, correct = 0.0, 0
+        for start in range(0, len(x), BATCH):
+            idx = order[start:start + BATCH]
+            xb, yb = x[idx], y[idx]
+            value = xb
+            for op, other in zip(ops, (w1, b1, None, w2, b2, yb.astype(np.float64))):  # labels as a Variable has them
+                inputs = (value,) if other is None else (value, other)
+                value = op.forward(*inputs)
+                if read_only:
+                    value.setflags(write=False)
+                op.inputs, op.output = inputs, value
+            logits = add2.output
+            g = ce.backward(seed.copy())[0]
+            g, gb2 = add2.backward(g)
+            g, gw2 = mm2.backward(g)
+            (g,) = relu.backward(g)
+            g, gb1 = add1.backward(g)
+            _, gw1 = mm1.backward(g)
+            for p, grad, buffer in zip((w1, b1, w2, b2), (gw1, gb1, gw2, gb2), work):
+                np.multiply(grad, -LR, out=buffer)
+                np.add(p, buffer, out=p)
+            total_loss += float(value) * len(idx)
+            correct += int(np.count_nonzero(logits.argmax(axis=1) == yb))
+        return [w1, b1, w2, b2]
+
+    return epoch
+
+
+epoch_op_bodies = op_bodies_epoch()
+
+
+def _unchecked_cross_entropy() -> type:
+    """SoftmaxCrossEntropyOp for trusted index labels: no whole-number and range check of the labels, no guard of
+    the floating-point error state around ``exp`` (for ``--decompose`` only: what those two checks cost)."""
+    from autograd_lab.ops import SoftmaxCrossEntropyOp
+
+    class UncheckedCrossEntropyOp(SoftmaxCrossEntropyOp):
+        def forward(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+            n = logits.shape[0]
+            shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
+            self._exp = np.exp(shifted)
+            self._total = np.add.reduce(self._exp, axis=1, keepdims=True)
+            self._rows, self._index_labels, self._log_probs = np.arange(n), labels.astype(np.intp), None
+            picked = shifted[self._rows, self._index_labels]
+            return np.asarray(np.add.reduce(np.log(self._total)[:, 0] - picked) / n + 0.0, dtype=logits.dtype)
+
+    return UncheckedCrossEntropyOp
 
 
 def torch_mlp(torch: Any) -> tuple[Any, list[Any]]:
@@ -339,10 +367,11 @@ def time_contenders(contenders: dict[str, Callable], x: np.ndarray, y: np.ndarra
 Trainer = Callable[[np.ndarray, np.ndarray], Any]
 
 
-def turn_trainers(work: Workload, init: Arrays, torch_ok: bool) -> dict[str, Trainer]:
+def turn_trainers(work: Workload, init: Arrays, torch_ok: bool, extra: dict[str, Callable]) -> dict[str, Trainer]:
     """For :func:`time_in_turns`: per contender, a function that trains one model, made once from ``init``, for one
     pass over the (x, y) it is given, keeping its state (weights, optimizer, and for the plan its captured step)
-    from one call to the next, as a long training run does."""
+    from one call to the next, as a long training run does. ``extra``: epoch functions ``(x, y, init) -> params``
+    (the NumPy loop, the op-body floors), continued from call to call through their parameters."""
     trainers: dict[str, Trainer] = {}
     for engine in ("plan", "eager"):
         model = work.build()
@@ -352,10 +381,9 @@ def turn_trainers(work: Workload, init: Arrays, torch_ok: bool) -> dict[str, Tra
         rng = np.random.default_rng(SEED)
         trainers[engine] = (lambda m, o, e, r: lambda x, y: train_epoch(m, o, x, y, BATCH, r, engine=e))(
             model, opt, step, rng)
-    for name, epoch in (("numpy", work.numpy_epoch), ("op bodies", work.floor_epoch)):
-        if epoch is not None:
-            state = [a.copy() for a in init]
-            trainers[name] = (lambda f, w: lambda x, y: w.__setitem__(slice(None), f(x, y, w)))(epoch, state)
+    for name, epoch in extra.items():
+        state = [a.copy() for a in init]
+        trainers[name] = (lambda f, w: lambda x, y: w.__setitem__(slice(None), f(x, y, w)))(epoch, state)
     if torch_ok:
         import torch
         trainers["pytorch"] = torch_trainer(torch, work.torch_build, init)
@@ -520,6 +548,8 @@ def accuracy_runs() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decompose", action="store_true",
+                        help="also time the op bodies with values left writable and with an unchecked loss (MLP)")
     parser.add_argument("--turn-steps", type=int, default=20, help="mini-batches per turn in the timing by turns")
     parser.add_argument("--turn-passes", type=int, default=2, help="passes over the data in the timing by turns")
     parser.add_argument("--repeats", type=int, default=2,
@@ -565,6 +595,10 @@ def main(argv: list[str] | None = None) -> int:
         contenders["numpy"] = work.numpy_epoch
     if work.floor_epoch is not None:
         contenders["op bodies"] = work.floor_epoch
+        if args.decompose:
+            contenders["writable"] = op_bodies_epoch(read_only=False)
+            contenders["unchecked loss"] = op_bodies_epoch(loss_op=_unchecked_cross_entropy())
+            contenders["both"] = op_bodies_epoch(read_only=False, loss_op=_unchecked_cross_entropy())
     epoch_torch = make_epoch_torch(work.torch_build)
     if epoch_torch is not None:
         contenders["pytorch"] = epoch_torch
@@ -572,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
         print("pytorch: SKIPPED (not installed; pip install torch==2.13.0 for the CPU build)")
     per_step: dict[str, float] = {name: 0.0 for name in contenders}
     for _ in range(args.turn_passes):
-        for name, seconds in time_in_turns(turn_trainers(work, init, "pytorch" in contenders), x, y,
+        extra = {k: v for k, v in contenders.items() if k not in ("plan", "eager", "pytorch")}
+        for name, seconds in time_in_turns(turn_trainers(work, init, "pytorch" in contenders, extra), x, y,
                                            args.turn_steps).items():
             per_step[name] += seconds / args.turn_passes
     print(f"\nCPU time per step, in turns of {args.turn_steps} steps ({args.turn_passes} pass(es) over the data; see "
@@ -585,9 +620,15 @@ def main(argv: list[str] | None = None) -> int:
                 label = f"{first} / {second}"
                 report_ratio(label, per_step[first] / per_step[second], work.targets.get(label))
     if "op bodies" in per_step and "numpy" in per_step:
-        print("  the same operators' bodies called in a straight line, nothing else (see epoch_op_bodies):")
+        print("  the same operators' bodies called in a straight line, nothing else (see op_bodies_epoch):")
         report_ratio("op bodies / numpy", per_step["op bodies"] / per_step["numpy"], None)
         report_ratio("plan / op bodies", per_step["plan"] / per_step["op bodies"], None)
+        for name, what in (("writable", "values not marked read-only"),
+                           ("unchecked loss", "no label check and no error-state guard in the loss"),
+                           ("both", "both")):
+            if name in per_step:
+                report_ratio(f"{name} / numpy", per_step[name] / per_step["numpy"], None)
+                print(f"      ({what})")
 
     best, wall, results = time_contenders(contenders, x, y, init, args.repeats)
     print(f"\nwhole epochs, each from the same initial weights (best of {args.repeats}, interleaved; the plan's four "
@@ -602,6 +643,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\nparameters after one epoch:")
     same = all(np.array_equal(a, b) for a, b in zip(results["plan"], results["eager"]))
     print(f"  plan and eager bit-identical: {'PASS' if same else 'FAIL'}")
+    for name in ("writable", "unchecked loss", "both"):
+        if name in results:
+            print(f"  {name}: max |params - plan| = {max_diff(results[name], results['plan']):.2e}")
     if "op bodies" in results:
         same = all(np.array_equal(a, b) for a, b in zip(results["plan"], results["op bodies"]))
         print(f"  plan and the op bodies alone bit-identical: {'PASS' if same else 'FAIL'}")
