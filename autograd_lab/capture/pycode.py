@@ -153,7 +153,9 @@ def compile_program(program: Program) -> tuple[Callable[..., list[np.ndarray]], 
     source, env = python_source(program)
     code = compile(source, f"<replay of {program!r}>", "exec")
     exec(code, env)  # text generated from the Program's structure; names appear only in comments (see _comment)
-    return env["replay_step"], source
+    # Taken out of its own globals: a function in the dict it reads would be a reference cycle, kept (with the ops
+    # and what they saved) until the garbage collector runs, instead of freed with its Replay.
+    return env.pop("replay_step"), source
 
 
 def _comment(text: str) -> str:

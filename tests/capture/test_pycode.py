@@ -3,6 +3,7 @@ bit; safe with any name; the same errors; nothing kept after a run."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import weakref
 
@@ -162,3 +163,25 @@ def test_detect_anomaly_runs_the_checked_loop():
         replay.run(np.ones(2))
     replay.run(np.ones(2))
     assert len(calls) == 1
+
+
+def test_a_dropped_plan_is_freed_at_once_not_by_the_garbage_collector():
+    """A Plan made per epoch (train_epoch's default) must free its ops, and what they saved, when it is dropped: a
+    reference cycle through the generated function's globals kept every epoch's im2col buffers alive (a CNN's peak
+    memory grew by 8 MB an epoch) until a collection ran."""
+    model = MLP([6, 5, 3], rng=0)
+
+    def one_epoch():
+        plan = Plan(step_of(model), wrt=model.parameters())
+        for _ in range(3):
+            plan(RNG.random((4, 6), dtype=np.float32), RNG.integers(0, 3, 4))
+        assert plan.replay is not None
+        return weakref.ref(plan.replay), weakref.ref(plan.replay.program.nodes[0].op)
+
+    gc.collect()
+    gc.disable()
+    try:
+        replay, op = one_epoch()
+        assert replay() is None and op() is None
+    finally:
+        gc.enable()
