@@ -341,6 +341,16 @@ def report_ratio(label: str, ratio: float, target: float | None) -> None:
     print(f"  {label:16s} = {ratio:.3f}  ({verdict})")
 
 
+def report_engines(times: dict[str, float], targets: dict[str, float]) -> None:
+    """Print plan and eager against numpy and pytorch (those present in ``times``), judged where ``targets`` has
+    the ratio's label."""
+    for first in ("plan", "eager"):
+        for second in ("numpy", "pytorch"):
+            if second in times:
+                label = f"{first} / {second}"
+                report_ratio(label, times[first] / times[second], targets.get(label))
+
+
 def max_diff(a: Arrays, b: Arrays) -> float:
     return max(float(np.max(np.abs(p - q))) for p, q in zip(a, b))
 
@@ -614,11 +624,7 @@ def main(argv: list[str] | None = None) -> int:
           "time_in_turns); the goals are judged on these:")
     for name, seconds in per_step.items():
         print(f"  {name:10s} {seconds * 1e6:7.1f} us")
-    for first in ("plan", "eager"):
-        for second in ("numpy", "pytorch"):
-            if second in per_step:
-                label = f"{first} / {second}"
-                report_ratio(label, per_step[first] / per_step[second], work.targets.get(label))
+    report_engines(per_step, work.targets)
     if "op bodies" in per_step and "numpy" in per_step:
         print("  the same operators' bodies called in a straight line, nothing else (see op_bodies_epoch):")
         report_ratio("op bodies / numpy", per_step["op bodies"] / per_step["numpy"], None)
@@ -635,10 +641,7 @@ def main(argv: list[str] | None = None) -> int:
           "captures included; figures only, as the machine's speed drifts between epochs):")
     for name, seconds in best.items():
         print(f"  {name:10s} {seconds:6.3f} s CPU   {wall[name]:6.3f} s wall")
-    for first in ("plan", "eager"):
-        for second in ("numpy", "pytorch"):
-            if second in best:
-                report_ratio(f"{first} / {second}", best[first] / best[second], None)
+    report_engines(best, {})
 
     print("\nparameters after one epoch:")
     same = all(np.array_equal(a, b) for a, b in zip(results["plan"], results["eager"]))
