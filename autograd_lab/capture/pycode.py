@@ -149,7 +149,12 @@ def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], 
 
 
 def compile_program(program: Program) -> tuple[Callable[..., list[np.ndarray]], str]:
-    """Generate (:func:`python_source`) and compile the replay function of ``program``; return it and its source."""
+    """Generate (:func:`python_source`) and compile the replay function of ``program``; return it and its source.
+
+    Raises:
+        RuntimeError: when the interpreter refuses to compile or run code made at run time (an audit hook, PEP 578,
+            as the course's grading sandbox installs) or the function is too large to compile (RecursionError).
+    """
     source, env = python_source(program)
     code = compile(source, f"<replay of {program!r}>", "exec")
     exec(code, env)  # text generated from the Program's structure; names appear only in comments (see _comment)

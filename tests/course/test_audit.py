@@ -110,3 +110,31 @@ except audit.GraderRefused:
     print("ok")
 """)
     assert out == "ok"
+
+
+def test_an_answer_that_trains_with_the_library_plan_keeps_working_under_the_hook() -> None:
+    # The plan compiles its replay function at run time; under the hook, with an answer on the stack, that compile
+    # is refused, and the replay keeps to its checked loop (same results) instead of failing an honest answer.
+    out = run("""
+import numpy as np
+from autograd_lab.nn import MLP
+from autograd_lab.optim import SGD
+from autograd_lab.training import train_epoch
+ns = student('''
+def train(train_epoch, model, opt, x, y, np):
+    return [train_epoch(model, opt, x, y, 8, np.random.default_rng(0)) for _ in range(3)]
+''')
+rng = np.random.default_rng(1)
+x, y = rng.random((32, 6), dtype=np.float32), rng.integers(0, 3, 32)
+weights = []
+for engine in ("plan", "eager"):
+    model = MLP([6, 5, 3], rng=0)
+    opt = SGD(model.parameters(), lr=0.1)
+    if engine == "plan":
+        ns["train"](train_epoch, model, opt, x, y, np)
+    else:
+        [train_epoch(model, opt, x, y, 8, np.random.default_rng(0), engine="eager") for _ in range(3)]
+    weights.append([p.numpy() for p in model.parameters()])
+print("ok" if all(np.array_equal(a, b) for a, b in zip(*weights)) else "differ")
+""")
+    assert out == "ok"
