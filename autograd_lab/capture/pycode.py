@@ -73,7 +73,6 @@ def python_source(program: Program, name: str = "replay_step") -> tuple[str, dic
         env[f"leaf{v.index}"] = v.leaf
         add(f"    v{v.index} = leaf{v.index}._data  # {_comment(v.label())}")
 
-    add("    node = 0")
     add("    try:")
     add("        # forward, in the captured order")
     for node in program.nodes:
