@@ -75,7 +75,8 @@ class _Recorder:
     def read(self, var: Variable) -> None:
         if id(var) in self.watched:
             value = self.values[self.slot[id(var)]]
-            what = {INPUT: "an argument", PARAM: "a Parameter", NODE: "a value computed from the arguments or Parameters"}[value.kind]
+            what = {INPUT: "an argument", PARAM: "a Parameter",
+                    NODE: "a value computed from the arguments or Parameters"}[value.kind]
             raise CaptureError(
                 f"the captured function read the value of {var!r} ({what}) at {user_callsite() or 'unknown'}. "
                 "A captured program replays the same operators on new data, so Python code must not look at values "

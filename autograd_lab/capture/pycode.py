@@ -38,9 +38,9 @@ RELEASED = np.empty(0)
 RELEASED.setflags(write=False)
 
 
-def python_source(program: Program, name: str = "replay_step") -> tuple[str, dict[str, Any]]:
-    """The source of a function ``name(a0, a1, ..., copy)`` that replays ``program`` once, and the global names it
-    uses (the operators, their bound methods, the leaves, dtypes and helpers).
+def python_source(program: Program) -> tuple[str, dict[str, Any]]:
+    """The source of a function ``replay_step(a0, a1, ..., copy)`` that replays ``program`` once, and the global
+    names it uses (the operators, their bound methods, the leaves, dtypes and helpers).
 
     The function returns the list of output values (read-only arrays) and, for a program with a backward pass,
     adds the gradients into the Parameters' ``.grad`` as :meth:`Replay.run` does.
@@ -58,7 +58,7 @@ def python_source(program: Program, name: str = "replay_step") -> tuple[str, dic
         env[key] = dtype
         return key
 
-    lines = [f"def {name}({''.join(f'a{k}, ' for k in range(len(program.inputs)))}copy=True):"]
+    lines = [f"def replay_step({''.join(f'a{k}, ' for k in range(len(program.inputs)))}copy=True):"]
     add = lines.append
     add("    # the arguments, as placeholders of the captured shapes and dtypes")
     for k, i in enumerate(program.inputs):
@@ -147,19 +147,18 @@ def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], 
     add(f"        store_leaf_grads({{{pairs}}}, owned)")
 
 
-def compile_program(program: Program) -> tuple[Callable[..., list[np.ndarray]], str]:
-    """Generate (:func:`python_source`) and compile the replay function of ``program``; return it and its source.
+def compile_source(source: str, env: dict[str, Any]) -> Callable[..., list[np.ndarray]]:
+    """Compile the text :func:`python_source` made and return the function it defines (``env`` becomes its globals).
 
     Raises:
         RuntimeError: when the interpreter refuses to compile or run code made at run time (an audit hook, PEP 578,
             as the course's grading sandbox installs) or the function is too large to compile (RecursionError).
     """
-    source, env = python_source(program)
-    code = compile(source, f"<replay of {program!r}>", "exec")
+    code = compile(source, "<generated replay>", "exec")
     exec(code, env)  # text generated from the Program's structure; names appear only in comments (see _comment)
     # Taken out of its own globals: a function in the dict it reads would be a reference cycle, kept (with the ops
     # and what they saved) until the garbage collector runs, instead of freed with its Replay.
-    return env.pop("replay_step"), source
+    return env.pop("replay_step")  # type: ignore[no-any-return]
 
 
 def _comment(text: str) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 
 from autograd_lab.capture.errors import CaptureError, ReplayShapeError
 from autograd_lab.capture.ir import CONST, PARAM, Program
-from autograd_lab.capture.pycode import RELEASED, compile_program, python_source
+from autograd_lab.capture.pycode import RELEASED, compile_source, python_source
 from autograd_lab.engine import Engine, _store_leaf_grads
 from autograd_lab.errors import AnomalyError, ShapeError
 from autograd_lab.variable import Parameter, Variable, _as_leaf_array
@@ -82,9 +82,10 @@ class Replay:
         """Generate and compile the fast function. Where the interpreter refuses code made at run time (a sandbox's
         audit hook, such as the course's grader installs while a submission runs) or cannot compile a function that
         large, replay keeps to the checked loop: slower, the same results."""
+        source, env = python_source(self.program)
         try:
-            self._step = compile_program(self.program)[0]
-        except RuntimeError:
+            self._step = compile_source(source, env)
+        except RuntimeError:  # only compile and exec are guarded: any other fault in generating it is a bug to see
             self._generated = False
         return self._step
 

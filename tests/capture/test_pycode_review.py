@@ -145,8 +145,8 @@ def test_capture_does_not_generate_code_it_never_runs(monkeypatch):
     import autograd_lab.capture.replay as replay_module
 
     compiled = []
-    real = replay_module.compile_program
-    monkeypatch.setattr(replay_module, "compile_program", lambda program: compiled.append(1) or real(program))
+    real = replay_module.compile_source
+    monkeypatch.setattr(replay_module, "compile_source", lambda source, env: compiled.append(1) or real(source, env))
     w = Parameter(np.ones(3))
     fn = lambda x: SumOp()(MulOp()(w, x))  # noqa: E731
     capture(fn, np.ones(3))
