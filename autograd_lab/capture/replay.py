@@ -69,8 +69,8 @@ class Replay:
         self._seed: np.ndarray | None = None
         if loss is not None:
             self._seed = np.ones(values[loss].shape, dtype=values[loss].dtype)
-        # Generated on the first fast run: capture() makes a Replay only to run the checked loop once.
-        self._step: Callable[..., list[np.ndarray]] | None = None  # generated on the first fast run
+        # Generated on the first fast run, not here: capture() makes a Replay only to run the checked loop once.
+        self._step: Callable[..., list[np.ndarray]] | None = None
         self._generated = True  # False once the interpreter refused to compile it (see _compile)
 
     @property
@@ -93,7 +93,8 @@ class Replay:
         """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
         (added to any gradient already there), as after ``Engine.backward(loss, inputs=wrt)``.
 
-        Runs the generated function, or :meth:`run_checked` under ``detect_anomaly()``.
+        Runs the generated function; :meth:`run_checked` under ``detect_anomaly()``, or where the interpreter refuses
+        to compile it.
 
         Raises:
             ReplayShapeError: if an argument's shape or dtype differs from the captured one.
