@@ -1,5 +1,5 @@
-"""Review of the generated replay function (capture/pycode.py): cases where it disagreed with eager execution or
-with Replay.run_checked, or behaved worse than them."""
+"""Edge cases of the generated replay function (capture/pycode.py), each one where it once disagreed with eager
+execution or with Replay.run_checked, or behaved worse than them (found by an adversarial review)."""
 
 from __future__ import annotations
 
