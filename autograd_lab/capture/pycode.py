@@ -65,7 +65,8 @@ def python_source(program: Program) -> tuple[str, dict[str, Any]]:
         v = values[i]
         env[f"label{k}"] = v.label()  # a name is data, never source text: repr() of a str subclass may be anything
         add(f"    v{i} = leaf_array(a{k}, label{k}, copy)  # {_comment(v.label())}")
-        add(f"    if v{i}.shape != {v.shape!r} or v{i}.dtype != {dtype_name(v.dtype)}: wrong_argument({k}, v{i})")
+        shape = tuple(int(n) for n in v.shape)  # plain ints: only their repr enters the source
+        add(f"    if v{i}.shape != {shape!r} or v{i}.dtype != {dtype_name(v.dtype)}: wrong_argument({k}, v{i})")
     leaves = [v for v in values if v.kind in (PARAM, CONST)]
     if leaves:
         add("    # Parameters and constants: their values now (an optimizer may have changed them since the capture)")
@@ -169,11 +170,27 @@ def _comment(text: str) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
+def argument_error(label: str, x: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> ReplayShapeError:
+    """The error for an argument whose shape or dtype is not the captured one (both replay paths raise it)."""
+    return ReplayShapeError(f"argument {label} has shape {x.shape} and dtype {x.dtype}; the program was captured for "
+                            f"shape {shape} and dtype {dtype} (capture again for new shapes)")
+
+
+def count_error(op_class: str, n_inputs: int, grads: Any) -> ShapeError:
+    """The error for a backward that did not return a list or tuple of one gradient per input."""
+    got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
+    return ShapeError(f"{op_class}.backward must return one gradient per input ({n_inputs}), got {got}")
+
+
+def none_error(op_class: str, position: int) -> ShapeError:
+    """The error for a backward that returned None where a gradient is needed."""
+    return ShapeError(f"{op_class}.backward returned None for input {position}, whose gradient is needed")
+
+
 def _wrong_argument(program: Program) -> Callable[[int, np.ndarray], None]:
     def wrong_argument(k: int, x: np.ndarray) -> None:
         v = program.values[program.inputs[k]]
-        raise ReplayShapeError(f"argument {v.label()} has shape {x.shape} and dtype {x.dtype}; the program was "
-                               f"captured for shape {v.shape} and dtype {v.dtype} (capture again for new shapes)")
+        raise argument_error(v.label(), x, v.shape, v.dtype)
     return wrong_argument
 
 
@@ -182,16 +199,14 @@ def _check_count(program: Program) -> Callable[[int, Any], list[Any]]:
         n = len(program.nodes[k].inputs)
         if isinstance(grads, (list, tuple)) and len(grads) == n:
             return list(grads)
-        got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
-        raise ShapeError(f"{program.nodes[k].op_class}.backward must return one gradient per input ({n}), got {got}")
+        raise count_error(program.nodes[k].op_class, n, grads)
     return check_count
 
 
 def _check_grad(program: Program) -> Callable[[int, int, Any], np.ndarray]:
     def check_grad(k: int, position: int, g: Any) -> np.ndarray:
         if g is None:
-            raise ShapeError(f"{program.nodes[k].op_class}.backward returned None for input {position}, whose "
-                             "gradient is needed")
+            raise none_error(program.nodes[k].op_class, position)
         return np.asarray(g)
     return check_grad
 

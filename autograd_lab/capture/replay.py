@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab.capture.errors import CaptureError, ReplayShapeError
+from autograd_lab.capture.errors import CaptureError
 from autograd_lab.capture.ir import CONST, PARAM, Program
-from autograd_lab.capture.pycode import RELEASED, compile_source, python_source
+from autograd_lab.capture.pycode import RELEASED, argument_error, compile_source, count_error, none_error, python_source
 from autograd_lab.engine import Engine, _store_leaf_grads
 from autograd_lab.errors import AnomalyError, ShapeError
 from autograd_lab.variable import Parameter, Variable, _as_leaf_array
@@ -117,8 +117,7 @@ class Replay:
         for (index, shape, dtype, label), a in zip(self._inputs, args):
             x = _as_leaf_array(a, label, copy)
             if x.shape != shape or x.dtype != dtype:
-                raise ReplayShapeError(f"argument {label} has shape {x.shape} and dtype {x.dtype}; the program was "
-                                       f"captured for shape {shape} and dtype {dtype} (capture again for new shapes)")
+                raise argument_error(label, x, shape, dtype)
             values[index] = x
         for index, leaf in self._leaves:
             values[index] = leaf._data  # type: ignore[union-attr]  # params and consts have their Variable
@@ -204,13 +203,12 @@ def _check_grads(op: Any, grads: Any, targets: tuple[tuple[int | None, np.dtype,
     """The base class's checks of a backward result (count, None for a needed input, shapes, finiteness)."""
     name = type(op).__name__
     if not isinstance(grads, (list, tuple)) or len(grads) != len(targets):
-        got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
-        raise ShapeError(f"{name}.backward must return one gradient per input ({len(targets)}), got {got}")
+        raise count_error(name, len(targets), grads)
     for i, ((slot, _, shape), g) in enumerate(zip(targets, grads)):
         if slot is None:
             continue
         if g is None:
-            raise ShapeError(f"{name}.backward returned None for input {i}, whose gradient is needed")
+            raise none_error(name, i)
         if np.shape(g) != shape:
             raise ShapeError(f"{name}.backward: gradient for input {i} has shape {np.shape(g)}, expected {shape} "
                              "(the input's shape)")
