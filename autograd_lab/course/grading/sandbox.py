@@ -1,26 +1,34 @@
-"""Run the grading harness in a bubblewrap sandbox, feed it one job on stdin and read its report.
+"""Run the exercise process in a bubblewrap sandbox, feed it one job in two parts and read its report.
 
 The sandbox (``bwrap``, the sandbox Flatpak uses; see ``man bwrap``) sees, read-only: ``/usr`` (with the
-merged-usr links), the Python installation and the virtualenv, the ``autograd_lab`` package folder alone (at
-``/opt/autograd-lab``, never the repository around it), ``/usr/share/datasets`` as part of ``/usr``, and fonts. Its
-only writable place is a private, size-limited tmpfs at ``/tmp``. It has every namespace unshared (no network, its
-own pid namespace so it cannot see or signal the grader) and may not create more (``--disable-userns``, no
-capabilities), a new session (no terminal), a cleared environment, and
-runs as uid/gid 65534 even when the grader is root; it dies with the grader (``--die-with-parent``). There is no
-``/proc``, so no process in it can reach another's descriptors by path. The job never touches a disk: the
-harness reads it from stdin and closes stdin.
+merged-usr links), the Python installation and the virtualenv, and the chapter's *stubbed* copy of ``autograd_lab``
+(:mod:`autograd_lab.course.grading.stubs`, at ``/opt/autograd-lab``; never the repository nor the real package).
+Other autodiff libraries (:data:`MASKED`) and any installed copy of ``autograd_lab`` in site-packages are covered by
+empty read-only mounts, and the editable install's path hook by an empty file. Its only writable place is a
+private, size-limited tmpfs at ``/tmp``. It has every namespace unshared (no network, its own pid namespace so it
+cannot see or signal the grader) and may not create more (``--disable-userns``, no capabilities), a new session (no
+terminal), a cleared environment, and runs as uid/gid 65534 even when the grader is root; it dies with the grader
+(``--die-with-parent``). There is no ``/proc``. The job never touches a disk: it arrives on stdin.
 
-Without bubblewrap the harness can run as a plain child process (``unsafe=True``): the same limits, none of the
-isolation. :func:`autograd_lab.course.instructor.autograde` only allows that with ``--unsafe-no-sandbox``.
+Two-phase job (:mod:`autograd_lab.course.grading.exercise`): the grader writes the public part, reads the feedback
+outputs until ``public_done``, and only then writes the secret part (seeds and hidden parts). Outputs reported after
+that are ignored, so no process that saw a secret can write feedback.
+
+Without bubblewrap the harness can run as a plain child process (``unsafe=True``): the same limits and the stubbed
+package, none of the isolation. :func:`autograd_lab.course.instructor.autograde` only allows that with
+``--unsafe-no-sandbox``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import json
 import os
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import threading
@@ -30,11 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import autograd_lab
+from autograd_lab.course.grading import exchange
 from autograd_lab.course.grading.limits import MIB, Limits
+from autograd_lab.course.grading.wire import frame
 
 PACKAGE_MOUNT = "/opt/autograd-lab"
 SANDBOX_UID = 65534  # nobody
+#: Top-level names hidden in every site-packages folder: other autodiff libraries, and installed autograd_lab copies.
+MASKED = ("torch", "functorch", "torchgen", "jax", "jaxlib", "autograd", "tensorflow", "mxnet", "tinygrad",
+          "micrograd", "autograd_lab")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -43,14 +55,27 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass
 class RunResult:
-    """What came back from one sandbox run: the report records, how it ended, and the grader-side timing."""
+    """What came back from one sandbox run.
 
-    records: list[dict[str, Any]] = field(default_factory=list)
-    finished: bool = False  # the harness reported "done"
-    killed_at_limit: bool = False  # the grader killed the sandbox at the notebook limit
+    Attributes:
+        outputs: cell index -> ``{"outputs": [...], "error": {...} | None}`` from the feedback run (public part).
+        public_done: the public part's report ended normally (the secret part was then sent).
+        results: graded test grade_id -> the bytes its exercise sent, or None (nothing came back).
+        finished: the harness reported ``done``.
+        killed_at_limit: the grader killed the sandbox at the notebook limit.
+        truncated: the feedback outputs passed the output budget.
+    """
+
+    outputs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    public_done: bool = False
+    results: dict[str, bytes | None] = field(default_factory=dict)
+    finished: bool = False
+    killed_at_limit: bool = False
+    truncated: bool = False
     exit_status: int | None = None
     stderr: str = ""
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # as the harness reported it (a benchmark figure, not trusted)
 
 
 def _real(path: str) -> str:
@@ -67,7 +92,7 @@ def sandbox_problem() -> str | None:
     exe = bwrap_path()
     if exe is None:
         return "bubblewrap (bwrap) is not installed (Debian package 'bubblewrap'; scripts/install_system_packages.sh)"
-    argv = [*_bwrap_args(exe, Limits()), "/bin/true"]
+    argv = [*_bwrap_args(exe, Limits(), None), "/bin/true"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -77,10 +102,28 @@ def sandbox_problem() -> str | None:
     return None
 
 
-def _bwrap_args(exe: str, limits: Limits) -> list[str]:
+def _site_dirs() -> list[Path]:
+    dirs = {Path(_real(p)) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    return sorted(d for d in dirs if d.is_dir())
+
+
+def masks() -> list[str]:
+    """bwrap arguments that hide :data:`MASKED` packages and the editable install's hooks in site-packages."""
+    args: list[str] = []
+    for folder in _site_dirs():
+        for entry in sorted(folder.iterdir()):
+            name = entry.name
+            if entry.is_dir() and name in MASKED:
+                args += ["--tmpfs", str(entry), "--remount-ro", str(entry)]
+            elif entry.is_file() and (name.split(".")[0] in MASKED or (name.startswith("__editable__") and
+                                                                        "autograd_lab" in name)):
+                args += ["--ro-bind", "/dev/null", str(entry)]
+    return args
+
+
+def _bwrap_args(exe: str, limits: Limits, package: Path | None) -> list[str]:
     python_home = _real(sys.base_prefix)
     venv = _real(sys.prefix)
-    package = str(Path(autograd_lab.__file__).resolve().parent)
     args = [
         exe,
         "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
@@ -99,10 +142,12 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
             args += ["--symlink", os.readlink(target), str(target)]
         elif target.is_dir():
             args += ["--ro-bind", str(target), str(target)]
+    args += masks()
+    if package is not None:
+        args += ["--ro-bind", str(package), f"{PACKAGE_MOUNT}/autograd_lab"]
     args += [
         "--ro-bind-try", "/etc/fonts", "/etc/fonts",
         "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-        "--ro-bind", package, f"{PACKAGE_MOUNT}/autograd_lab",
         "--dev", "/dev",
         # bwrap's /dev has a writable shm of its own, outside the scratch budget: cover it with a tiny tmpfs.
         "--size", str(MIB), "--perms", "1777", "--tmpfs", "/dev/shm",
@@ -121,24 +166,30 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
     return args
 
 
-def harness_command(limits: Limits, unsafe: bool = False) -> list[str]:
-    """The argv that starts the harness, in the sandbox unless ``unsafe``."""
-    python = os.path.join(_real(sys.prefix), "bin", "python") if not unsafe else sys.executable
-    # -P: the working directory (the writable scratch) is not put on sys.path, so a planted module is never imported.
-    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
-    run = [python, "-B", "-s", *safe_path, "-m", "autograd_lab.course.grading.runner"]
-    if unsafe:
-        return run
+def sandbox_command(package: Path, limits: Limits, argv: list[str]) -> list[str]:
+    """``argv`` (a command inside the sandbox) wrapped in bwrap with ``package`` as its ``autograd_lab``.
+
+    Raises:
+        SandboxUnavailable: if bubblewrap is not installed.
+    """
     exe = bwrap_path()
     if exe is None:
         raise SandboxUnavailable(sandbox_problem() or "bubblewrap is not installed")
-    return [*_bwrap_args(exe, limits), *run]
+    return [*_bwrap_args(exe, limits, package), *argv]
 
 
-def _unsafe_env() -> dict[str, str]:
-    package_parent = str(Path(autograd_lab.__file__).resolve().parent.parent)
-    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("TMPDIR", "/tmp"), "PYTHONPATH": package_parent,
-            "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+def harness_command(package: Path, limits: Limits, unsafe: bool = False) -> list[str]:
+    """The argv that starts the exercise process, in the sandbox unless ``unsafe``."""
+    python = os.path.join(_real(sys.prefix), "bin", "python") if not unsafe else sys.executable
+    # -P: the working directory (the writable scratch) is not put on sys.path, so a planted module is never imported.
+    run = [python, "-B", "-s", "-P", "-m", "autograd_lab.course.grading.exercise"]
+    return run if unsafe else sandbox_command(package, limits, run)
+
+
+def _unsafe_env(package: Path) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("TMPDIR", "/tmp"), "PYTHONPATH": str(package.parent),
+            "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _uid_processes() -> int:
@@ -158,21 +209,23 @@ def _uid_processes() -> int:
     return count
 
 
-def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: int = 10) -> RunResult:
-    """Run one assembled job and return its report; never raises for anything the submission does.
+def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, *,
+            unsafe: bool = False, nice: int = 10) -> RunResult:
+    """Run one submission: send ``public`` (the cells, :meth:`Job.public_cells`), collect the feedback outputs, then
+    send ``secret`` (``{"seeds", "tests"}``) and collect each test's bytes. Never raises for anything the
+    submission does.
 
-    The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; records received before that
-    are kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
+    The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; what was received before that is
+    kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
     """
     # In the sandbox RLIMIT_NPROC counts the processes of its own user namespace; unsafe, all of the uid's.
-    payload = dict(job, limits={**limits.as_dict(), "nproc_base": _uid_processes() if unsafe else 0})
-    env = _unsafe_env() if unsafe else {}
+    lims = {**limits.as_dict(), "nproc_base": _uid_processes() if unsafe else 0}
+    env = _unsafe_env(package) if unsafe else {}
     start = time.monotonic()
     result = RunResult()
-
     group = _pids_cgroup(int(limits.processes) + 5)  # + bwrap, its init, the harness, feedback and test child
     prefix, preexec = _launcher(group, nice)
-    proc = subprocess.Popen([*prefix, *harness_command(limits, unsafe)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([*prefix, *harness_command(package, limits, unsafe)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
                             preexec_fn=preexec, close_fds=True)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -182,13 +235,11 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     err_thread.start()
     timer = threading.Timer(limits.notebook_seconds, _kill_group, args=(proc, result))
     timer.start()
+    tags = {str(t["grade_id"]) for t in secret["tests"]}
     try:
-        try:
-            proc.stdin.write(json.dumps(payload).encode())
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
+        _send(proc, frame({"limits": lims, "cells": public}))
         budget = int(limits.output_kb) * 1024 * 2 + 4 * MIB  # JSON overhead of the harness's own clipped output
+        budget += len(tags) * (exchange.MAX_BYTES * 4 // 3 + 1024)
         received = 0
         for line in proc.stdout:
             received += len(line)
@@ -200,9 +251,10 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
             except ValueError:
                 continue
             if isinstance(record, dict):
-                result.records.append(record)
-                if record.get("event") == "done":
-                    result.finished = True
+                _take(record, result, tags)
+                if record.get("event") == "public_done" and not result.public_done:
+                    result.public_done = True
+                    _send(proc, frame(secret), close=True)
         proc.wait()
     finally:
         timer.cancel()
@@ -218,6 +270,42 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     result.stderr = b"".join(err_chunks).decode("utf-8", "replace")
     result.seconds = time.monotonic() - start
     return result
+
+
+def _send(proc: subprocess.Popen, data: bytes, close: bool = False) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
+        if close:
+            proc.stdin.close()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _take(record: dict[str, Any], result: RunResult, tags: set[str]) -> None:
+    """Keep one report record if it belongs to the current phase: outputs before ``public_done``, results after
+    (the first result per test counts)."""
+    event = record.get("event")
+    if not result.public_done:
+        if event == "outputs" and isinstance(record.get("index"), int) and record["index"] not in result.outputs:
+            result.outputs[record["index"]] = {"outputs": record.get("outputs") or [], "error": record.get("error")}
+        elif event == "public_done":
+            result.truncated = record.get("truncated") is True
+        return
+    if event == "result":
+        tag = record.get("grade_id")
+        if tag not in tags or tag in result.results:
+            return
+        data = record.get("data")
+        try:
+            result.results[tag] = None if data is None else base64.b64decode(str(data), validate=True)
+        except (binascii.Error, ValueError):
+            result.results[tag] = b""  # not readable: the judge says it is not plain data
+    elif event == "done":
+        result.finished = True
+        cpu = record.get("cpu_seconds")
+        result.cpu_seconds = float(cpu) if isinstance(cpu, (int, float)) else 0.0
 
 
 @functools.lru_cache(maxsize=1)
