@@ -115,7 +115,7 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.
         if not cell.graded:
             if error and cell.kind != "test":
                 where = f" (line {error.get('line')})" if error.get("line") else ""
-                messages.append(f"{cell.grade_id or 'a cell'}{where}: "
+                messages.append(f"{cell.grade_id or f'cell {cell.index + 1}'}{where}: "
                                 f"{explain(str(error.get('ename', '')), str(error.get('evalue', '')), limits)}")
             continue
         tag = cell.grade_id or ""
