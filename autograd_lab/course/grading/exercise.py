@@ -59,7 +59,8 @@ def apply_limits(limits: dict[str, Any]) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5 if hard == resource.RLIM_INFINITY else hard))
     cap(resource.RLIMIT_FSIZE, int(limits["file_mb"]) * MIB)
-    cap(resource.RLIMIT_NPROC, int(limits["processes"]) + int(limits.get("nproc_base", 0)) + 3)
+    # + the harness and the one child (feedback run or test) that student code runs in
+    cap(resource.RLIMIT_NPROC, int(limits["processes"]) + int(limits.get("nproc_base", 0)) + 2)
     cap(resource.RLIMIT_CORE, 0)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big file then fails with OSError in its own cell
 
@@ -105,7 +106,7 @@ def _feedback_child(cells: list[dict], out_w: int, limits: dict[str, Any], figur
             error = runner.run(cell["source"], _filename(cell), float(limits["cell_seconds"]))
             write_all(out_w, (json.dumps({"index": cell["index"], "outputs": runner.outputs, "error": error},
                                           default=str) + "\n").encode())
-        write_all(out_w, b'{"end": true}\n')
+        write_all(out_w, (json.dumps({"end": True, "truncated": runner.budget.truncated}) + "\n").encode())
     finally:
         os._exit(0)
 
@@ -127,15 +128,19 @@ def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin:
         _feedback_child(cells, w, limits, figures)
     os.close(w)
     deadline = time.monotonic() + float(limits["notebook_seconds"]) / 2
-    data = read_until(r, deadline, lambda chunks, size: chunks[-1].endswith(b'{"end": true}\n'))
+    data = read_until(r, deadline, lambda chunks, size: b'{"end": true' in b"".join(chunks[-2:])[-200:])
     os.close(r)
     _kill(pid)
     known = {c["index"] for c in cells}
     budget = Budget(int(limits["output_kb"]) * 1024)
     seen: set[int] = set()
+    truncated = False
     for line in data.splitlines():
         try:
             record = json.loads(line)
+            if record.get("end") is True:
+                truncated = record.get("truncated") is True
+                break
             index = int(record["index"])
             outputs = [_clean_output(o) for o in record["outputs"]][:100]
             error = record.get("error")
@@ -145,7 +150,7 @@ def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin:
         if index in known and index not in seen and budget.take(len(json.dumps(outputs))):
             seen.add(index)
             report.send({"event": "outputs", "index": index, "outputs": outputs, "error": error})
-    report.send({"event": "public_done", "truncated": budget.truncated})
+    report.send({"event": "public_done", "truncated": truncated or budget.truncated})
 
 
 class ExerciseMode:

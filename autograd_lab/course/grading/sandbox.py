@@ -107,14 +107,31 @@ def _site_dirs() -> list[Path]:
     return sorted(d for d in dirs if d.is_dir())
 
 
-def masks() -> list[str]:
-    """bwrap arguments that hide :data:`MASKED` packages and the editable install's hooks in site-packages."""
+MASK_INIT = ('raise ImportError(f"{__name__} is not available while grading: the course\'s answers are written with "\n'
+             '                  f"NumPy and autograd_lab only")\n')
+
+
+def _mask_folder(cache: Path) -> Path:
+    """A package folder whose ``__init__`` raises ImportError (an empty folder would import as a namespace package)."""
+    folder = cache / "masked"
+    init = folder / "__init__.py"
+    if not init.is_file() or init.read_text(encoding="utf-8") != MASK_INIT:
+        folder.mkdir(parents=True, exist_ok=True)
+        init.write_text(MASK_INIT, encoding="utf-8")
+        os.chmod(folder, 0o755)
+        os.chmod(init, 0o644)
+    return folder
+
+
+def masks(cache: Path) -> list[str]:
+    """bwrap arguments that hide :data:`MASKED` packages (each replaced by a package that raises ImportError) and
+    the editable install's hooks (each replaced by an empty file) in every site-packages folder."""
     args: list[str] = []
     for folder in _site_dirs():
         for entry in sorted(folder.iterdir()):
             name = entry.name
             if entry.is_dir() and name in MASKED:
-                args += ["--tmpfs", str(entry), "--remount-ro", str(entry)]
+                args += ["--ro-bind", str(_mask_folder(cache)), str(entry)]
             elif entry.is_file() and (name.split(".")[0] in MASKED or (name.startswith("__editable__") and
                                                                         "autograd_lab" in name)):
                 args += ["--ro-bind", "/dev/null", str(entry)]
@@ -142,8 +159,8 @@ def _bwrap_args(exe: str, limits: Limits, package: Path | None) -> list[str]:
             args += ["--symlink", os.readlink(target), str(target)]
         elif target.is_dir():
             args += ["--ro-bind", str(target), str(target)]
-    args += masks()
-    if package is not None:
+    if package is not None:  # the stubbed copy lives in the grader's cache: <cache>/stubs/<key>/autograd_lab
+        args += masks(package.parents[2])
         args += ["--ro-bind", str(package), f"{PACKAGE_MOUNT}/autograd_lab"]
     args += [
         "--ro-bind-try", "/etc/fonts", "/etc/fonts",
@@ -223,7 +240,7 @@ def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path,
     env = _unsafe_env(package) if unsafe else {}
     start = time.monotonic()
     result = RunResult()
-    group = _pids_cgroup(int(limits.processes) + 5)  # + bwrap, its init, the harness, feedback and test child
+    group = _pids_cgroup(int(limits.processes) + 4)  # + bwrap, its init, the harness, and a feedback or test child
     prefix, preexec = _launcher(group, nice)
     proc = subprocess.Popen([*prefix, *harness_command(package, limits, unsafe)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
