@@ -78,14 +78,14 @@ def read(source: str, grade_id: str, where: str) -> TestCell:
         ast.parse(visible)
         tree = ast.parse(hidden)
     except SyntaxError as exc:
-        where = f"({exc.msg}, line {exc.lineno}); the {BEGIN} line must be at the top level"
-        raise fail(f"it does not parse {where}") from None
+        why = f"({exc.msg}, line {exc.lineno}); the {BEGIN} line must be at the top level"
+        raise fail(f"it does not parse {why}") from None
     defs = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     calls = [node for node in tree.body if _is_hidden_test_call(node)]
     others = [node for node in tree.body if not isinstance(node, ast.FunctionDef) and not _is_hidden_test_call(node)]
     if others:
-        raise fail(f"line {others[0].lineno} of the hidden part is neither a function definition nor the "
-                   f"checks.hidden_test call")
+        raise fail(f"line {others[0].lineno} of the cell, in the hidden part, is neither a function definition nor "
+                   f"the checks.hidden_test call")
     if len(calls) != 1:
         raise fail(f"the hidden part must call checks.hidden_test exactly once, not {len(calls)} times")
     call = calls[0].value
