@@ -8,8 +8,8 @@ Grading: ``autograd-lab course autograde ID [--jobs N]`` is the only way to grad
 in a bubblewrap sandbox that only produces data, and a trusted judge, which runs your source notebook's solutions,
 decides each hidden test (autograd_lab.course.grading; docs/instructor.md, section 3a). The verdicts go into this
 course's gradebook, so feedback, export and the formgrader work as usual. Plain ``nbgrader autograde`` and the
-formgrader's Autograde button refuse (Autograde.*_preprocessors = [RefuseAutograde]) with a message naming the
-course command.
+formgrader's Autograde button refuse (Autograde.exporter_class = RefusingExporter) with a message naming the
+course command, before they remove, copy or record anything.
 
 - GradingLimits.*: the sandboxed grader's limits per submission (cell and notebook wall clock, CPU, memory,
   processes, file size, scratch disk, output bytes of every MIME type); `--limit NAME=VALUE` overrides one per run.
@@ -22,7 +22,7 @@ Settings that differ from nbgrader's defaults, and why (nbgrader validate uses t
 - Execute.extra_arguments: the validating kernel gets an address-space limit, because nbgrader has no memory limit
   (nbgrader#1429): a memory hog then fails with MemoryError in its own cell instead of killing the machine.
   3 GiB by default (a kernel with the course imports maps ~0.9 GB); AUTOGRAD_LAB_GRADER_MEMORY_MB overrides it.
-- Autograde.sanitize_preprocessors / autograde_preprocessors: RefuseAutograde only (see "Grading" above).
+- Autograde.exporter_class, sanitize_preprocessors, autograde_preprocessors: refuse (see "Grading" above).
 - GenerateFeedback.preprocessors: ClearHiddenTests strips hidden tests from the feedback HTML (by default nbgrader
   shows them to students); ShortTracebacks cuts tracebacks to their last line, since their context lines would
   quote a failing hidden test. NeutraliseOutputs keeps only plain text and checked PNG images of every output and
@@ -34,7 +34,7 @@ import os
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
-from autograd_lab.course.grading.refuse import RefuseAutograde
+from autograd_lab.course.grading.refuse import RefuseAutograde, RefusingExporter
 from autograd_lab.course.preprocessors import NeutraliseOutputs, ShortTracebacks, kernel_memory_limit_argument
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
@@ -70,6 +70,7 @@ c.GradingLimits.file_mb = 16
 c.GradingLimits.scratch_mb = 64
 c.GradingLimits.output_kb = 2048
 
+c.Autograde.exporter_class = RefusingExporter
 c.Autograde.sanitize_preprocessors = [RefuseAutograde]
 c.Autograde.autograde_preprocessors = [RefuseAutograde]
 

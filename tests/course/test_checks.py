@@ -47,9 +47,9 @@ def test_form_difference_names_types_shapes_dtypes_and_lengths_never_values() ->
 
 
 def test_expect_and_expect_close_fail_with_the_authors_message() -> None:
-    with pytest.raises(HiddenTestFailed, match="^too small$"):
+    with pytest.raises(HiddenTestFailed, match=r"^too small$"):
         checks.expect(False, "too small")
-    with pytest.raises(HiddenTestFailed, match="^not close$"):
+    with pytest.raises(HiddenTestFailed, match=r"^not close$"):
         checks.expect_close(np.array([1.0]), np.array([2.0]), "not close")
     checks.expect_close(np.array([1.0]), np.array([1.0]), "not close")
 

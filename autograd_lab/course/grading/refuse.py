@@ -2,13 +2,16 @@
 
 nbgrader's ``Autograde`` runs a submission in a kernel with the instructor's rights and reads the grade from that
 kernel's outputs, where student code can forge it. The course configuration (``assignments/nbgrader_config.py``)
-makes :class:`RefuseAutograde` its only preprocessor, so it stops on the first notebook before any cell runs.
+sets ``Autograde.exporter_class`` to :class:`RefusingExporter`: nbgrader makes its exporter in ``start()``, after
+listing the submissions and before it removes, copies or records anything, so it stops there. Its preprocessors are
+:class:`RefuseAutograde` as well, in case a command line replaces the exporter.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from nbconvert.exporters import NotebookExporter
 from nbconvert.preprocessors import Preprocessor
 
 MESSAGE = ("nbgrader's autograde is switched off for this course: it would run submissions unsandboxed and read "
@@ -24,4 +27,11 @@ class RefuseAutograde(Preprocessor):
     """An nbgrader ``Autograde`` preprocessor that always raises :class:`AutogradeRefused`."""
 
     def preprocess(self, nb: Any, resources: Any) -> Any:
+        raise AutogradeRefused(MESSAGE)
+
+
+class RefusingExporter(NotebookExporter):
+    """An exporter that cannot be made: raises :class:`AutogradeRefused` when nbgrader's Autograde creates it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise AutogradeRefused(MESSAGE)
