@@ -43,7 +43,7 @@ def _package_files() -> list[Path]:
                   and p.suffix not in (".pyc", ".pyo"))
 
 
-def _definition(name: str) -> tuple[Path, list[str]]:
+def definition(name: str) -> tuple[Path, list[str]]:
     """(source file, qualname parts) of the object ``name`` names.
 
     Raises:
@@ -147,7 +147,7 @@ def stubbed_package(names: Iterable[str], cache: Path) -> Path:
         return target / "autograd_lab"
     by_file: dict[Path, list[tuple[list[str], str]]] = {}
     for name in names:
-        path, qualname = _definition(name)
+        path, qualname = definition(name)
         by_file.setdefault(path, []).append((qualname, name))
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
