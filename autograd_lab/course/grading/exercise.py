@@ -111,8 +111,10 @@ def _feedback_child(cells: list[dict], out_w: int, limits: dict[str, Any], figur
         os._exit(0)
 
 
-def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin: int) -> None:
-    """Fork the feedback child, forward its checked records, then report ``public_done``."""
+def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin: int) -> set[int]:
+    """Fork the feedback child, forward its checked records, then report ``public_done``; the indices of the cells
+    that ran past their time limit there (the secret part does not run them again: the same code, no secret yet,
+    would only spend another ``cell_seconds``)."""
     figures = any("matplotlib" in c["source"] for c in cells)
     if figures:
         import matplotlib
@@ -134,6 +136,7 @@ def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin:
     known = {c["index"] for c in cells}
     budget = Budget(int(limits["output_kb"]) * 1024)
     seen: set[int] = set()
+    timed_out: set[int] = set()
     truncated = False
     for line in data.splitlines():
         try:
@@ -150,7 +153,10 @@ def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin:
         if index in known and index not in seen and budget.take(len(json.dumps(outputs))):
             seen.add(index)
             report.send({"event": "outputs", "index": index, "outputs": outputs, "error": error})
+            if error and error["ename"] == "CellTimeoutError":
+                timed_out.add(index)
     report.send({"event": "public_done", "truncated": truncated or budget.truncated})
+    return timed_out
 
 
 class ExerciseMode:
@@ -210,14 +216,14 @@ def _run_test(test: dict, runner: CellRunner, seeds: dict[str, int], cell_s: flo
     return body if size <= exchange.MAX_BYTES and len(body) == size else None
 
 
-def _secret(cells: list[dict], job: dict, limits: dict[str, Any], report: _Reporter) -> None:
-    """Run setup, helpers and answers in order; at each graded test, fork its exercise child."""
+def _secret(cells: list[dict], job: dict, limits: dict[str, Any], report: _Reporter, skip: set[int]) -> None:
+    """Run setup, helpers and answers in order (except ``skip``); at each graded test, fork its exercise child."""
     seeds = {str(k): int(v) for k, v in job["seeds"].items()}
     tests = {int(t["index"]): t for t in job["tests"]}
     runner = CellRunner(main_namespace(), Budget(0))
     cell_s = float(limits["cell_seconds"])
     for cell in cells:
-        if cell["kind"] in ("helper", "answer"):
+        if cell["kind"] in ("helper", "answer") and cell["index"] not in skip:
             runner.run(cell["source"], _filename(cell), cell_s)
         elif cell["index"] in tests:
             test = tests[cell["index"]]
@@ -243,10 +249,10 @@ def main() -> None:
     stdin = os.dup(0)
     null_in = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_in, 0)  # the feedback child inherits no way to read the secret part
-    _public(cells, limits, report, stdin)
+    timed_out = _public(cells, limits, report, stdin)
     secret = read_frame(stdin)
     os.close(stdin)
-    _secret(cells, secret, limits, report)
+    _secret(cells, secret, limits, report, timed_out)
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     report.send({"event": "done", "cpu_seconds": round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
                                                         3)})
