@@ -179,6 +179,8 @@ def _bwrap_args(exe: str, limits: Limits, package: Path | None) -> list[str]:
         "--setenv", "PYTHONHASHSEED", "0",
         "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "LANG", "C.UTF-8",
+        # The root bwrap makes is a tmpfs of its own, outside the scratch budget: read-only, as everything but /tmp.
+        "--remount-ro", "/",
     ]
     return args
 
