@@ -9,6 +9,7 @@ Modules, one job each:
 - :mod:`.seeds`: per-submission seeds, HMAC of the instructor's secret.
 - :mod:`.stubs`: the sandbox's copy of ``autograd_lab`` with the chapter's exercises stubbed in the source text.
 - :mod:`.sandbox`: bubblewrap (mounts, masks of other autodiff libraries), the two-phase run of one job.
+- :mod:`.launch`: how a sandbox starts: lower priority, a pids cgroup of its own.
 - :mod:`.exercise`: the process inside the sandbox: the feedback run, then one forked process per hidden test
   that sends its results as bytes; it decides nothing.
 - :mod:`.cells`: run notebook cells in one namespace with captured output (used by both processes above).
