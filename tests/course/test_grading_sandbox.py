@@ -331,3 +331,73 @@ def test_the_sandbox_cannot_make_namespaces_of_its_own(package: Path) -> None:
     probe = ("import subprocess\nr = subprocess.run(['/usr/bin/unshare', '-U', 'true'], capture_output=True)\n"
              "print('blocked' if r.returncode else 'REACHED')\n")
     assert text(run(package, [("demo", probe)]), 0).strip() == "blocked"
+
+
+HONEST_STYLES = '''\
+import functools, itertools, operator, copy
+from dataclasses import dataclass, field
+from typing import NamedTuple
+from autograd_lab import Variable as V  # a re-import of a setup name
+
+
+class Pair(NamedTuple):
+    a: float
+    b: float
+
+
+@dataclass(slots=True)
+class Acc:
+    items: list = field(default_factory=list)
+
+    def __call__(self, v):
+        self.items.append(v)
+        return self
+
+    def __add__(self, other):
+        return Acc(self.items + other.items)
+
+
+def depth(n):  # plain recursion: 900 deep, as in plain Python (an lru_cache'd one costs two frames a level there too)
+    return 0 if n == 0 else 1 + depth(n - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def styles(v):
+    import math  # an import inside a function
+    total = 0.0
+
+    def bump(x):
+        nonlocal total
+        total += x
+
+    for x in (y for y in v.tolist()):
+        bump(x)
+    exec("z = 2", scope := {})
+    match len(v):
+        case 0:
+            kind = "empty"
+        case _:
+            kind = "some"
+    squares = [s for x in v.tolist() if (s := x * x) >= 0]
+    acc = (Acc()(1) + Acc()(2))
+    print("debug:", kind)  # a debug print left in
+    return {"total": getattr(operator, "add")(total, 0.0), "z": scope["z"], "depth": depth(900),
+            "prod": functools.reduce(operator.mul, [1, 2, 3]) + fib(30) - 832040, "pairs": len(list(itertools.pairwise(range(4)))),
+            "sq": math.fsum(squares), "acc": len(copy.deepcopy(acc.items)), "pair": Pair(1.0, 2.0).b,
+            "cls": type(V.from_numpy(v)).__name__, "kind": kind}
+'''
+
+
+def test_honest_answers_in_any_style_run_as_written_and_recursion_reaches_900(package: Path) -> None:
+    result = run(package, [("helper", SETUP), ("answer", HONEST_STYLES),
+                           ("test", "assert styles(np.ones(2))['depth'] == 900\n")],
+                 {2: hidden("t2", "return styles(x['v'])")}, seeds={"t2": 3})
+    assert result.outputs[1]["error"] is None and result.outputs[2]["error"] is None, result.outputs
+    got = exchange.decode(result.results["t2"])
+    v = np.random.default_rng(3).normal(size=3)
+    assert got == {"total": float(sum(v.tolist())), "z": 2, "depth": 900, "prod": 6, "pairs": 3,
+                   "sq": pytest.approx(float(np.sum(v * v))), "acc": 2, "pair": 2.0, "cls": "Variable", "kind": "some"}
