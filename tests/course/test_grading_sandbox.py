@@ -386,7 +386,8 @@ def styles(v):
     acc = (Acc()(1) + Acc()(2))
     print("debug:", kind)  # a debug print left in
     return {"total": getattr(operator, "add")(total, 0.0), "z": scope["z"], "depth": depth(900),
-            "prod": functools.reduce(operator.mul, [1, 2, 3]) + fib(30) - 832040, "pairs": len(list(itertools.pairwise(range(4)))),
+            "prod": functools.reduce(operator.mul, [1, 2, 3]) + fib(30) - 832040,
+            "pairs": len(list(itertools.pairwise(range(4)))),
             "sq": math.fsum(squares), "acc": len(copy.deepcopy(acc.items)), "pair": Pair(1.0, 2.0).b,
             "cls": type(V.from_numpy(v)).__name__, "kind": kind}
 '''
