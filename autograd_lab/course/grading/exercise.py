@@ -201,8 +201,8 @@ def _run_test(test: dict, runner: CellRunner, seeds: dict[str, int], cell_s: flo
     limit = FRAME_HEADER + exchange.MAX_BYTES
 
     def complete(chunks: list[bytes], size: int) -> bool:
-        if size >= FRAME_HEADER:
-            want = FRAME_HEADER + int.from_bytes(b"".join(chunks)[:FRAME_HEADER], "big")
+        if size >= FRAME_HEADER:  # each chunk holds at least a byte: the header is within the first eight
+            want = FRAME_HEADER + int.from_bytes(b"".join(chunks[:FRAME_HEADER])[:FRAME_HEADER], "big")
             return size >= min(want, limit + 1)
         return False
 
