@@ -138,3 +138,22 @@ def test_the_judge_process_decides_from_the_source_notebook_and_stops_on_the_ref
             process.decide(seeds, {tag: None for tag in tags})
     finally:
         process.close()
+
+
+@pytest.mark.slow
+def test_a_reference_that_fails_stops_the_batch_before_any_student_is_graded(tmp_path) -> None:
+    import nbformat
+
+    from autograd_lab.course import instructor
+
+    source = nbformat.read(SOURCE, as_version=4)
+    for cell in source.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sum_of_squares_code":
+            cell.source = "def sum_of_squares(x):\n    raise RuntimeError('reference bug')\n"
+    path = tmp_path / "course" / "source" / "90_fixture" / "90_fixture.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(source, path)
+    (tmp_path / "course" / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+    with pytest.raises(instructor.CourseError, match=r"sum_of_squares_test: the exercise failed on the solution "
+                                                     r"\(RuntimeError: reference bug\)"):
+        instructor.autograde(tmp_path / "course", "90_fixture", unsafe=True)
