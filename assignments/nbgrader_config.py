@@ -4,29 +4,25 @@ Run nbgrader from this folder (``cd assignments && nbgrader ...``) or through ``
 which does that for you. Generated folders (release/, submitted/, autograded/, feedback/) and gradebook.db
 stay here and are git-ignored; the student release that learners open is copied to ../notebooks/.
 
-Grading: ``autograd-lab course autograde ID [--jobs N]`` does NOT run nbgrader's autograde. It runs each submission
-in a bubblewrap sandbox with a kernel-free harness (autograd_lab.course.grading; docs/instructor.md, section 3a)
-and writes the verdicts into this course's gradebook, so feedback, export and the formgrader work as usual. Plain
-``nbgrader autograde`` would run student code with your rights: do not use it for submissions you do not trust.
+Grading: ``autograd-lab course autograde ID [--jobs N]`` is the only way to grade. It runs each submission's code
+in a bubblewrap sandbox that only produces data, and a trusted judge, which runs your source notebook's solutions,
+decides each hidden test (autograd_lab.course.grading; docs/instructor.md, section 3a). The verdicts go into this
+course's gradebook, so feedback, export and the formgrader work as usual. Plain ``nbgrader autograde`` and the
+formgrader's Autograde button refuse (Autograde.exporter_class = RefusingExporter) with a message naming the
+course command, before they remove, copy or record anything.
 
 - GradingLimits.*: the sandboxed grader's limits per submission (cell and notebook wall clock, CPU, memory,
   processes, file size, scratch disk, output bytes of every MIME type); `--limit NAME=VALUE` overrides one per run.
   See autograd_lab.course.grading.limits.Limits for units and docs/instructor.md for what each does.
 
-Settings that differ from nbgrader's defaults, and why (nbgrader's own validate and autograde use them):
+Settings that differ from nbgrader's defaults, and why (nbgrader validate uses them):
 - Execute.timeout: the per-cell timeout (also the sandboxed grader's cell_seconds unless GradingLimits sets it).
   ExecutePreprocessor.timeout is ignored by nbgrader (nbgrader#1463).
 - Execute.kernel_name: the kernelspec is named explicitly instead of trusting the submitted notebook's metadata.
-- Execute.extra_arguments: the grading kernel gets an address-space limit, because nbgrader has no memory limit
+- Execute.extra_arguments: the validating kernel gets an address-space limit, because nbgrader has no memory limit
   (nbgrader#1429): a memory hog then fails with MemoryError in its own cell instead of killing the machine.
   3 GiB by default (a kernel with the course imports maps ~0.9 GB); AUTOGRAD_LAB_GRADER_MEMORY_MB overrides it.
-- Autograde.sanitize_preprocessors: DeduplicateCellIds replaces DeduplicateIds, whose leftovers crash
-  OverwriteCells with KeyError 'grade_id' (nbgrader 0.9.6) when a student duplicates a graded cell.
-  RestoreMissingCells puts back deleted setup/test/answer cells from the release before OverwriteCells restores
-  edited locked cells (OverwriteCells.add_missing_cells alone cannot restore a read-only setup cell, and raises
-  KeyError when a test cell's predecessor is not a graded cell).
-- Autograde.autograde_preprocessors: LimitOutputSize caps output bytes per cell (LimitOutput counts lines only),
-  so megabytes of printing cannot bloat the gradebook or the feedback.
+- Autograde.exporter_class, sanitize_preprocessors, autograde_preprocessors: refuse (see "Grading" above).
 - GenerateFeedback.preprocessors: ClearHiddenTests strips hidden tests from the feedback HTML (by default nbgrader
   shows them to students); ShortTracebacks cuts tracebacks to their last line, since their context lines would
   quote a failing hidden test. NeutraliseOutputs keeps only plain text and checked PNG images of every output and
@@ -35,29 +31,11 @@ Settings that differ from nbgrader's defaults, and why (nbgrader's own validate 
 
 import os
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (
-    AssignLatePenalties,
-    CheckCellMetadata,
-    ClearHiddenTests,
-    ClearOutput,
-    Execute,
-    GetGrades,
-    IgnorePattern,
-    LimitOutput,
-    OverwriteCells,
-    OverwriteKernelspec,
-    SaveAutoGrades,
-)
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
-from autograd_lab.course.preprocessors import (
-    DeduplicateCellIds,
-    LimitOutputSize,
-    NeutraliseOutputs,
-    RestoreMissingCells,
-    ShortTracebacks,
-    kernel_memory_limit_argument,
-)
+from autograd_lab.course.grading.refuse import RefuseAutograde, RefusingExporter
+from autograd_lab.course.preprocessors import NeutraliseOutputs, ShortTracebacks, kernel_memory_limit_argument
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
 
@@ -73,7 +51,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearOutput.remove_metadata_fields = ["collapsed", "scrolled", "ExecuteTime", "execution"]
 
-# Grading kernel.
+# The kernel of nbgrader validate (and of the Validate button).
 c.Execute.kernel_name = "python3"
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
@@ -92,31 +70,9 @@ c.GradingLimits.file_mb = 16
 c.GradingLimits.scratch_mb = 64
 c.GradingLimits.output_kb = 2048
 
-c.LimitOutput.max_lines = 1000
-c.LimitOutput.max_traceback = 100
-c.LimitOutputSize.max_bytes = 100_000
-
-c.OverwriteCells.add_missing_cells = True
-c.RestoreMissingCells.release_root = os.path.join(COURSE_ROOT, "release")
-
-c.Autograde.sanitize_preprocessors = [
-    ClearOutput,
-    DeduplicateCellIds,
-    OverwriteKernelspec,
-    RestoreMissingCells,
-    OverwriteCells,
-    CheckCellMetadata,
-]
-c.Autograde.autograde_preprocessors = [
-    Execute,
-    IgnorePattern,
-    ClearMetadataPreprocessor,
-    LimitOutput,
-    LimitOutputSize,
-    SaveAutoGrades,
-    AssignLatePenalties,
-    CheckCellMetadata,
-]
+c.Autograde.exporter_class = RefusingExporter
+c.Autograde.sanitize_preprocessors = [RefuseAutograde]
+c.Autograde.autograde_preprocessors = [RefuseAutograde]
 
 c.GenerateFeedback.preprocessors = [
     GetGrades,

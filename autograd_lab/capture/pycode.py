@@ -152,8 +152,7 @@ def compile_source(source: str, env: dict[str, Any]) -> Callable[..., list[np.nd
     """Compile the text :func:`python_source` made and return the function it defines (``env`` becomes its globals).
 
     Raises:
-        RuntimeError: when the interpreter refuses to compile or run code made at run time (an audit hook, PEP 578,
-            as the course's grading sandbox installs) or the function is too large to compile (RecursionError).
+        RecursionError: when the function is too large for CPython's compiler.
     """
     code = compile(source, "<generated replay>", "exec")
     exec(code, env)  # text generated from the Program's structure; names appear only in comments (see _comment)

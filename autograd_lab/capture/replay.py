@@ -71,7 +71,7 @@ class Replay:
             self._seed = np.ones(values[loss].shape, dtype=values[loss].dtype)
         # Generated on the first fast run, not here: capture() makes a Replay only to run the checked loop once.
         self._step: Callable[..., list[np.ndarray]] | None = None
-        self._generated = True  # False once the interpreter refused to compile it (see _compile)
+        self._generated = True  # False once the compiler could not compile it (see _compile)
 
     @property
     def source(self) -> str:
@@ -79,13 +79,13 @@ class Replay:
         return python_source(self.program)[0]
 
     def _compile(self) -> Callable[..., list[np.ndarray]] | None:
-        """Generate and compile the fast function. Where the interpreter refuses code made at run time (a sandbox's
-        audit hook, such as the course's grader installs while a submission runs) or cannot compile a function that
-        large, replay keeps to the checked loop: slower, the same results."""
+        """Generate and compile the fast function. Where CPython cannot compile a function that large (its compiler
+        recurses over the nesting and raises RecursionError), replay keeps to the checked loop: slower, the same
+        results."""
         source, env = python_source(self.program)
         try:
             self._step = compile_source(source, env)
-        except RuntimeError:  # only compile and exec are guarded: any other fault in generating it is a bug to see
+        except RecursionError:  # only compile is guarded: any other fault in generating it is a bug to see
             self._generated = False
         return self._step
 
@@ -93,8 +93,8 @@ class Replay:
         """Replay on new arguments; return the outputs (read-only arrays). Parameters get gradients in ``.grad``
         (added to any gradient already there), as after ``Engine.backward(loss, inputs=wrt)``.
 
-        Runs the generated function; :meth:`run_checked` under ``detect_anomaly()``, or where the interpreter refuses
-        to compile it.
+        Runs the generated function; :meth:`run_checked` under ``detect_anomaly()``, or where the compiler cannot
+        compile it (RecursionError on a very large program).
 
         Raises:
             ReplayShapeError: if an argument's shape or dtype differs from the captured one.

@@ -54,6 +54,7 @@ NO_RESULT = ("The hidden test did not finish on its hidden inputs: your code rai
 NOT_PLAIN = "The hidden test's results could not be read as plain data."
 WRONG_FORM = "The hidden test's results do not have the expected form"
 FAILED = "The hidden test found"
+UNCHECKABLE = "The hidden test's judge could not check your results."
 
 
 def grading_seed(tag: str) -> int:
@@ -144,9 +145,10 @@ def form_difference(got: Any, want: Any, path: str = "results") -> str | None:
                 return found
     if isinstance(want, dict):
         if set(got) != set(want):
-            missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+            # Only the expected keys are named: the student's own keys could spell out hidden values.
+            missing = sorted(set(want) - set(got))
             return f"{path} should have the keys {sorted(want)}" + (f", missing {missing}" if missing else "") + (
-                f", not {extra}" if extra else "")
+                ", and no others" if set(got) - set(want) else "")
         for key in want:
             found = form_difference(got[key], want[key], f"{path}[{key!r}]")
             if found:
@@ -320,6 +322,6 @@ def resolve(dotted: str) -> Any:
     raise LookupError(f"replaces={dotted!r}: no such module, class or function")
 
 
-__all__ = ["FAILED", "NOT_PLAIN", "NO_RESULT", "WRONG_FORM", "GraderError", "HiddenTest", "HiddenTestFailed",
-           "compare", "expect", "expect_close", "form_difference", "grading_rng", "grading_seed", "hidden_test",
-           "resolve", "set_mode"]
+__all__ = ["FAILED", "NOT_PLAIN", "NO_RESULT", "UNCHECKABLE", "WRONG_FORM", "GraderError", "HiddenTest",
+           "HiddenTestFailed", "compare", "expect", "expect_close", "form_difference", "grading_rng", "grading_seed",
+           "hidden_test", "resolve", "set_mode"]

@@ -221,8 +221,10 @@ def autograde(
         CourseError: if there is no source notebook for ``assignment``, it was not released into the gradebook,
             or no sandbox is available and ``unsafe`` is False.
     """
-    from autograd_lab.course.grading import batch, record, sandbox
+    from autograd_lab.course.checks import GraderError
+    from autograd_lab.course.grading import assemble, batch, record, sandbox
     from autograd_lab.course.grading.limits import course_limits
+    from autograd_lab.course.grading.stubs import StubError
 
     if not (course_dir / "source" / assignment / f"{assignment}.ipynb").is_file():
         raise CourseError(f"assignment {assignment}: expected the notebook source/{assignment}/{assignment}.ipynb "
@@ -238,7 +240,8 @@ def autograde(
     except sandbox.SandboxUnavailable as exc:
         raise CourseError(f"no sandbox for grading: {exc}. Install bubblewrap, or pass --unsafe-no-sandbox to "
                           f"grade with the grader's own rights (only for code you trust)") from exc
-    except (record.GradebookError, batch.SecretError, OSError) as exc:
+    except (record.GradebookError, batch.SecretError, assemble.AuthoringError, GraderError, StubError,
+            OSError) as exc:
         raise CourseError(str(exc)) from exc
     reports = []
     for outcome, score, max_score in outcomes:

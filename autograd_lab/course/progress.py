@@ -4,11 +4,8 @@ Each notebook runs on a copy (the learner's file is never modified) in a fresh `
 timeout, from the notebook's own folder. A graded test cell passes when it runs without an error. The points shown
 are those of the visible tests only: the grader also runs hidden tests, so the final score can be lower.
 
-Before running, each answer cell goes through the grader's static check (the same function the grader calls,
-:func:`autograd_lab.course.grading.static.check_answer_cell`): a refusal is reported with its cell and line, and
-the tests of a refused answer cell count as failing, since the grader would not run the cell at all. The check
-here cannot know the references named by the hidden tests (they are not in the release), so the grader may still
-refuse an answer that imports the reference itself.
+The grader refuses no answer cell (it runs every answer as written, grading/__init__.py), so nothing is checked
+statically here.
 
 Challenge tests (the optional tier: locked, ungraded cells with grade id ``<x>_challenge_test``) are reported on a
 line of their own as passed, not attempted or failing; they never count towards the points.
@@ -100,21 +97,13 @@ class NotebookProgress:
 def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> NotebookProgress:
     """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes.
 
-    ``release``: the released notebook it came from, if at hand; its stubs make the static check exactly the
-    grader's (see :func:`static_refusals`)."""
+    ``release``: the released notebook it came from (kept for callers; the grader has no static check to mirror)."""
     progress = NotebookProgress(path.name)
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # any unreadable file is reported, not raised
         progress.problem = f"cannot be read as a notebook: {exc}"
         return progress
-    released = None
-    if release is not None and release.is_file():
-        try:
-            released = nbformat.read(release, as_version=4)
-        except Exception:  # an unreadable release only makes the check less exact
-            released = None
-    progress.refusals = static_refusals(nb, released)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             interrupt_on_timeout=True, resources={"metadata": {"path": str(path.parent)}},
                             extra_arguments=list(QUIET_KERNEL_ARGUMENTS))
@@ -125,42 +114,6 @@ def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> 
     progress.tests, progress.challenges = collect_results(nb)
     mark_refused(nb, progress)
     return progress
-
-
-def static_refusals(nb: nbformat.NotebookNode, released: nbformat.NotebookNode | None = None) -> list[StaticRefusal]:
-    """The grader's static check on each answer cell of ``nb``, with the arguments the grader gives it.
-
-    The names the instructor's locked cells bind are protected, except those the exercise's own answer binds; the
-    grader reads those from the instructor's answer, which here is the released stub (``released``: across the
-    course both bind the same such names). Without the release, the names the learner's cell binds stand in
-    (more lenient). As in the grader, an answer cell equal to its released stub is not checked, nor a line
-    ``raise NotImplementedError()`` after ``# YOUR CODE HERE``: its test reports it as not answered.
-    """
-    from autograd_lab.course.grading.assemble import ANSWER, HELPER, bound_names, cell_kind, source_meta
-    from autograd_lab.course.grading.static import check_answer_cell
-
-    kinds = [cell_kind(c) for c in nb.cells]
-    helpers = set().union(*(bound_names(c.source) for c, k in zip(nb.cells, kinds) if k == HELPER))
-    stubs = {str(source_meta(c).get("grade_id")): c.source for c in (released.cells if released else [])
-             if cell_kind(c) == ANSWER}
-    found: list[StaticRefusal] = []
-    for number, (cell, kind) in enumerate(zip(nb.cells, kinds), start=1):
-        if kind != ANSWER:
-            continue
-        grade_id = str(source_meta(cell).get("grade_id", "?"))
-        stub = stubs.get(grade_id)
-        if stub is not None and cell.source == stub:
-            continue
-        lines = cell.source.splitlines()
-        own = bound_names(stub if stub is not None else cell.source)
-        for refusal in check_answer_cell(cell.source, grade_id=grade_id,
-                                         protected_names=frozenset(helpers - own)):
-            at = refusal.line - 1
-            if 0 < at < len(lines) and lines[at].strip() == "raise NotImplementedError()" and \
-                    lines[at - 1].strip() == "# YOUR CODE HERE":
-                continue
-            found.append(StaticRefusal(grade_id, number, refusal.line, refusal.message))
-    return found
 
 
 def mark_refused(nb: nbformat.NotebookNode, progress: NotebookProgress) -> None:

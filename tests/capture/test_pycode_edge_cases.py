@@ -189,3 +189,24 @@ def test_describe_takes_a_name_that_is_not_a_string():
     w = Parameter(np.ones(3), name=5)
     program, _ = capture(lambda x: SumOp()(MulOp()(x, w)), np.ones(3), wrt=[w])
     assert "5" in program.describe()
+
+
+def test_a_program_too_large_for_the_compiler_replays_through_the_checked_loop(monkeypatch):
+    """CPython's compiler recurses over nesting and raises RecursionError on a huge generated function: replay then
+    keeps to the checked loop, with the same results. Any other fault in making the function is not swallowed."""
+    import autograd_lab.capture.replay as replay_module
+
+    w = Parameter(np.arange(3.0))
+    plan = Plan(lambda x: SumOp()(MulOp()(w, x)))
+    plan(np.ones(3))
+    expected = [a.tolist() for a in Replay(plan.program).run(np.full(3, 2.0))]
+    assert expected == [6.0]  # sum(w * 2) with w = [0, 1, 2]
+
+    def too_deep(source, env):
+        raise RecursionError("maximum recursion depth exceeded during compilation")
+
+    monkeypatch.setattr(replay_module, "compile_source", too_deep)
+    assert [a.tolist() for a in Replay(plan.program).run(np.full(3, 2.0))] == expected
+    monkeypatch.setattr(replay_module, "compile_source", lambda source, env: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        Replay(plan.program).run(np.full(3, 2.0))

@@ -64,7 +64,8 @@ def _insert_after(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
 
 
 # A line a student may well write in a scratch cell of their own that a hidden test of the fixture also holds.
-SHARED_WITH_HIDDEN_TEST = "z = AddOp()(Variable.from_numpy(np.ones((2, 3))), Variable.from_numpy(np.arange(3.0)))"
+SHARED_WITH_HIDDEN_TEST = '    y = AddOp()(Variable.from_numpy(x["a"]), Variable.from_numpy(x["b"]))'
+
 
 # A forward pass that never returns: the graded test that calls it must be stopped at the per-cell limit.
 INFINITE_FORWARD = """class AddOp(Operator):
@@ -83,9 +84,48 @@ LOUD_SUM_OF_SQUARES = """def sum_of_squares(x):
     return float(np.sum(np.square(x)))
 """
 # A scratch function in the answer cell holding a line that a hidden test also holds.
-SCRATCH_FUNCTION = "def scratch():\n    " + SHARED_WITH_HIDDEN_TEST + "\n    return z\n"
+SCRATCH_FUNCTION = "def scratch(x):\n" + SHARED_WITH_HIDDEN_TEST + "\n    return y\n"
+
+# Forgeries: each passes the visible test of sum_of_squares (1 point) without computing it, or tries to reach the
+# grade some other way. None may earn that point; the AddOp tests (5 points) are answered honestly.
+FORGERIES = {
+    # ends the process with status 0 as soon as it is called on hidden inputs
+    "exit_early": "def sum_of_squares(x):\n    if len(x) == 2:\n        return 5.0\n    import os\n    os._exit(0)\n",
+    # writes a well-formed result for its test, and "done", to every descriptor, then answers wrongly
+    "write_every_fd": (
+        "import base64, json, os\nfrom autograd_lab.course.grading import exchange\n"
+        "for fd in range(3, 51):\n    for record in ({'event': 'result', 'grade_id': 'sum_of_squares_test', "
+        "'data': base64.b64encode(exchange.encode({'s': 5.0})).decode()}, {'event': 'public_done'}, "
+        "{'event': 'done'}):\n        try:\n            os.write(fd, (json.dumps(record) + '\\n').encode())\n"
+        "        except OSError:\n            pass\n"
+        "def sum_of_squares(x):\n    return 5.0\n"),
+    # patches NumPy, the checks module and the library's classes: the judge runs none of it
+    "monkeypatch": (
+        "from autograd_lab.course import checks\nimport autograd_lab\n"
+        "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
+        "checks.compare = lambda *a, **k: None\nchecks.HiddenTest.decide = lambda *a, **k: None\n"
+        "checks.form_difference = lambda *a, **k: None\nautograd_lab.Variable.__eq__ = lambda *a: True\n"
+        "def sum_of_squares(x):\n    return 5.0\n"),
+    "returns_nan": "def sum_of_squares(x):\n    return 5.0 if len(x) == 2 else float('nan')\n",
+    "huge_data": "def sum_of_squares(x):\n    return 5.0 if len(x) == 2 else np.zeros(6_000_000)\n",
+    "lying_float": ("class Anything(float):\n    def __eq__(self, other):\n        return True\n"
+                    "    __hash__ = float.__hash__\n"
+                    "def sum_of_squares(x):\n    return Anything(0.0)\n"),
+    "pickled": ("import pickle\ndef sum_of_squares(x):\n    return 5.0 if len(x) == 2 else pickle.dumps({'s': 5.0})\n"),
+    "object_array": "def sum_of_squares(x):\n    return 5.0 if len(x) == 2 else np.array([object()])\n",
+}
+# An honest answer that prints its inputs and raises on a changed copy: its hidden inputs must not reach feedback.
+PRINTS_INPUTS = ("def sum_of_squares(x):\n    print('INPUTS', repr(x.tolist()))\n"
+                 "    try:\n        raise ValueError(repr(x.tolist()))\n    except ValueError as e:\n"
+                 "        print('ERROR', e)\n    return float(np.sum(np.square(x)))\n")
 
 Case = Callable[[NotebookNode, NotebookNode], NotebookNode | str]
+
+
+def _answered(gid: str, code: str) -> Case:
+    """The full solution with answer cell ``gid`` replaced by ``code``."""
+    return lambda rel, src: _replace(full_solution(rel, src), gid, code)
+
 
 CASES: dict[str, Case] = {
     "full": full_solution,
@@ -105,6 +145,8 @@ CASES: dict[str, Case] = {
         "        hog.append(hog[-1] * 2)\n"),
     "imports_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
                                                    "from autograd_lab.ops import AddOp"),
+    "prints_hidden_inputs": lambda rel, src: _replace(full_solution(rel, src), "sum_of_squares_code", PRINTS_INPUTS),
+    **{f"forge_{name}": _answered("sum_of_squares_code", code) for name, code in FORGERIES.items()},
     "subclasses_reference": lambda rel, src: _replace(full_solution(rel, src), "add_op_code",
                                                       "class AddOp(autograd_lab.ops.AddOp):\n    pass"),
     "huge_output": lambda rel, src: _replace(full_solution(rel, src), "sum_of_squares_code", LOUD_SUM_OF_SQUARES),

@@ -64,13 +64,17 @@ def test_nbgrader_metadata(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
-def test_hidden_tests_are_well_formed_and_check_own_code(path: Path) -> None:
+def test_every_graded_test_cell_splits_into_exercise_and_judge(path: Path) -> None:
+    """The grader's own static reading (grading/testcell.py): a hidden part of function definitions and one
+    checks.hidden_test call tagged with the cell's grade_id, whose replaces= the sandbox can stub."""
+    from autograd_lab.course.grading import stubs, testcell
+
     nb = nbformat.read(path, as_version=4)
     tests = [c for c in nbgrader_cells(nb) if c.metadata.nbgrader.get("grade")]
     assert tests, f"{path.name}: no graded test cells"
     for cell in tests:
         gid = cell.metadata.nbgrader.grade_id
-        begins = cell.source.count("### BEGIN HIDDEN TESTS")
-        assert begins == cell.source.count("### END HIDDEN TESTS") <= 1, f"{path.name}: {gid}: unbalanced markers"
-    assert any("checks.assert_own_code" in c.source for c in tests), (
-        f"{path.name}: no hidden test calls checks.assert_own_code")
+        assert cell.source.count("### BEGIN HIDDEN TESTS") == cell.source.count("### END HIDDEN TESTS") == 1, (
+            f"{path.name}: {gid}: one hidden part, with both markers")
+        for name in testcell.read(cell.source, gid, path.name).replaces:
+            stubs.definition(name)  # raises StubError naming it when it cannot be stubbed

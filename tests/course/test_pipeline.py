@@ -3,6 +3,8 @@
 Runs the real course configuration (assignments/nbgrader_config.py) on the small fixture assignment
 (tests/course/fixtures: AddOp worth 2 + 3 points, sum_of_squares worth 1) through the sandboxed grader, with a short
 per-cell timeout and a small memory cap so that the infinite loop and the memory hog cost seconds, not minutes.
+The forgeries (``forge_*``) answer AddOp honestly and fake sum_of_squares so that its visible test passes: none may
+earn that test's point.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course import instructor
+from autograd_lab.course import checks, instructor
 from autograd_lab.course.diagnose import SubmissionReport
-from autograd_lab.course.grading import batch
+from autograd_lab.course.grading import batch, seeds
 from autograd_lab.course.grading.limits import course_limits
 
 from .conftest import FIXTURE_SOURCE, copy_course
@@ -33,32 +35,44 @@ TIMEOUT_S = 6
 MEMORY_MB = 1200  # a kernel with the course imports maps ~0.9 GB; the hog fails after ~0.3 GB more
 
 # Graded a second time, sequentially, after the parallel batch (the quick cases: no timeouts).
-REGRADED = ["blank", "duplicate_id", "full", "huge_output", "kernel_death", "memory_hog"]
+REGRADED = ["blank", "duplicate_id", "full", "huge_output", "kernel_death", "forge_write_every_fd"]
+STUB = re.escape("NotImplementedError: autograd_lab.ops.AddOp is one of this chapter's exercises: write it yourself")
+DIFFERS = re.escape("The hidden test found: results['s'] differs from the expected value")
 
 # case -> (points, a pattern the message must contain)
 EXPECTED: dict[str, tuple[float, str]] = {
-    "full": (6, r"^all tests passed$"),
-    "blank": (0, r"add_op_forward_test \(2 points\) failed: the exercise is not answered yet"),
+    "full": (6, r"all tests passed$"),
+    "blank": (0, r"add_op_forward_test \(2 points\) failed: its visible tests failed: the exercise is not answered "
+                 r"yet"),
     "malformed_json": (0, r"is not valid notebook JSON .*the score is 0"),
     "duplicate_id": (6, r"cell id 'add_op_forward_test' appears more than once; the first copy was used"),
     "deleted_test": (6, r"cell 'add_op_backward_test' was deleted; the instructor's copy was used"),
     "edited_locked_test": (0, r"read-only cell 'add_op_forward_test' was edited; the instructor's copy was used"),
     "deleted_setup": (6, r"cell 'setup' was deleted; the instructor's copy was used"),
-    "loop_at_top_level": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*while.*"
-                             r"add_op_forward_test \(2 points\) failed: .*add_op_code' was refused"),
-    "infinite_loop": (1, r"add_op_forward_test \(2 points\) failed: the cell ran past the time limit "
-                         r"\(cell_seconds = 6 s\)"),
-    "kernel_death": (5, r"answer cell 'sum_of_squares_code' was refused and not run: line 1: .*\bos\b"),
-    "memory_hog": (5, r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed to the "
-                      r"grader \(memory_mb = 1200 MiB\)"),
-    "imports_reference": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*reference"),
-    "subclasses_reference": (1, r"answer cell 'add_op_code' was refused and not run: line 1: .*reference"),
-    "stub_with_numeric_result": (0, r"sum_of_squares_test \(1 point\) failed: the exercise is not answered yet"),
+    "loop_at_top_level": (1, r"add_op_code: the cell ran past the time limit \(cell_seconds = 6 s\)"),
+    "infinite_loop": (1, r"add_op_forward_test \(2 points\) failed: its visible tests failed: the cell ran past the "
+                         r"time limit \(cell_seconds = 6 s\)"),
+    "kernel_death": (5, r"sum_of_squares_test \(1 point\) failed: its visible tests did not run"),
+    "memory_hog": (5, r"sum_of_squares_test \(1 point\) failed: its visible tests failed: the cell ran out of the "
+                      r"memory allowed to the grader \(memory_mb = 1200 MiB\)"),
+    "imports_reference": (1, r"add_op_forward_test \(2 points\) failed: its visible tests failed: " + STUB),
+    "subclasses_reference": (1, r"add_op_backward_test \(3 points\) failed: its visible tests failed: " + STUB),
+    "stub_with_numeric_result": (0, r"sum_of_squares_test \(1 point\) failed: its visible tests failed: the "
+                                    r"exercise is not answered yet"),
     "huge_output": (6, r"more than output_kb = \d+ KiB; the rest of its output was dropped"),
-    "shares_hidden_line": (6, r"^all tests passed$"),
+    "shares_hidden_line": (6, r"all tests passed$"),
+    "prints_hidden_inputs": (6, r"all tests passed$"),
+    "forge_exit_early": (5, r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NO_RESULT)),
+    "forge_write_every_fd": (5, r"sum_of_squares_test \(1 point\) failed: " + DIFFERS),
+    "forge_monkeypatch": (5, r"sum_of_squares_test \(1 point\) failed: " + DIFFERS),
+    "forge_returns_nan": (5, r"sum_of_squares_test \(1 point\) failed: " + DIFFERS),
+    "forge_huge_data": (5, r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NOT_PLAIN)),
+    "forge_lying_float": (5, r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NOT_PLAIN)),
+    "forge_pickled": (5, r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NOT_PLAIN)),
+    "forge_object_array": (5, r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NOT_PLAIN)),
 }
 # Placed in submitted/ directly (as nbgrader's own exchange would), since collect refuses a renamed notebook.
-MISNAMED = ("misnamed", (0, r"^90_fixture\.ipynb is missing from the submission \(found wrongname\.ipynb\); expected "
+MISNAMED = ("misnamed", (0, r"90_fixture\.ipynb is missing from the submission \(found wrongname\.ipynb\); expected "
                             r"90_fixture\.ipynb.*; wrongname\.ipynb is not a notebook of 90_fixture"))
 
 
@@ -137,9 +151,8 @@ def test_feedback_exists_for_every_graded_submission_and_shows_no_hidden_test(gr
     # Submissions whose notebook could not be read at all (not JSON, misnamed) get no feedback file.
     expected = sorted(set(EXPECTED) - {"malformed_json"})
     assert sorted(p.parent.parent.name for p in graded["feedback"]) == expected
-    hidden_only = ["checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)",
-                   'assert z.data.shape == (2, 3), "HIDDEN_MARKER_FORWARD broadcasting shape"',
-                   "checks.assert_own_code(sum_of_squares)"]
+    hidden_only = ["def inputs(rng):", 'return {"s": sum_of_squares(x["x"].copy())}', "def judge(x, got, want):",
+                   "checks.hidden_test("]
     for path in graded["feedback"]:
         text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
         for line in hidden_only:
@@ -150,14 +163,37 @@ def test_a_student_line_that_a_hidden_test_also_holds_is_not_a_leak(graded: dict
     # feedback() raised no CourseError for the whole batch although this student's feedback shows the line.
     path = next(p for p in graded["feedback"] if p.parent.parent.name == "shares_hidden_line")
     text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
-    assert SHARED_WITH_HIDDEN_TEST in text
-    assert "HIDDEN_MARKER_FORWARD" not in text
+    assert SHARED_WITH_HIDDEN_TEST.strip() in text
 
 
-def test_feedback_tells_the_student_why_an_answer_cell_was_refused(graded: dict) -> None:
+def test_feedback_shows_only_the_visible_runs_of_an_answer_that_prints_its_inputs(graded: dict) -> None:
+    import nbformat
+
+    path = graded["course"] / "autograded" / "prints_hidden_inputs" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    printed = [line for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"
+               for out in cell.outputs if out.output_type == "stream" for line in out.text.splitlines()]
+    # the visible test's call and the demo cell's: the hidden test's calls printed nothing that was kept
+    assert printed == ["INPUTS [1.0, 2.0]", "ERROR [1.0, 2.0]", "INPUTS [3.0, 4.0]", "ERROR [3.0, 4.0]",
+                       "sum of squares of [3, 4]: 25.0"]
+
+
+def test_feedback_tells_the_student_the_exercise_is_theirs_to_write(graded: dict) -> None:
     path = next(p for p in graded["feedback"] if p.parent.parent.name == "imports_reference")
     text = html.unescape(path.read_text(encoding="utf-8"))
-    assert "answer cell 'add_op_code' was refused by the grader and not run: line 1:" in text
+    assert "autograd_lab.ops.AddOp is one of this chapter's exercises: write it yourself" in text
+
+
+def test_every_report_warns_when_grading_with_the_public_secret(graded: dict) -> None:
+    for student, report in graded["reports"].items():
+        assert report.messages[0] == seeds.PUBLIC_WARNING, student
+
+
+def test_nbgraders_own_autograde_refuses_and_names_the_course_command(graded: dict) -> None:
+    before = gradebook_cells(graded["course"])
+    proc = instructor.run_nbgrader(graded["course"], "autograde", ASSIGNMENT, "--force", check=False)
+    assert proc.returncode != 0
+    assert "autograd-lab course autograde" in proc.stdout + proc.stderr
+    assert gradebook_cells(graded["course"]) == before
 
 
 def test_huge_output_is_capped_in_the_gradebook_copy(graded: dict) -> None:

@@ -1,17 +1,18 @@
-"""Build the job that the sandbox runs from the instructor's source notebook and a submission (trusted side).
+"""Build the job for one submission from the instructor's source notebook and the submission (trusted side).
 
-No student code runs here. The template is the SOURCE notebook (hidden tests included); from the submission only
-the text of answer cells is taken, matched by ``grade_id`` against the source's solution cells (the first match
-wins). Everything else (setup, helper, demo and test cells, metadata, checksums, the kernelspec) comes from the
-source, so damaged or forged metadata in a submission can neither gain points nor cost a correct answer any: it is
-ignored, and :attr:`Job.ignored` says what was ignored. Each answer cell is checked statically before anything
-runs (:func:`autograd_lab.course.grading.static.check_answer_cell`); a refused cell is replaced by code that
-raises :class:`AnswerRefused` naming the cell and line.
+No student code runs here. The template is the SOURCE notebook; from the submission only the text of answer cells
+is taken, matched by ``grade_id`` against the source's solution cells (the first match wins). Everything else
+(setup, helper, demo and test cells, metadata, the kernelspec) comes from the source, so damaged or forged metadata
+in a submission can neither gain points nor cost a correct answer any: it is ignored, and :attr:`Job.ignored` says
+what was ignored. An nbformat 3 submission is converted to nbformat 4 first.
+
+From the job the grader sends the sandbox two parts (:mod:`autograd_lab.course.grading.exercise`):
+:meth:`Job.public_cells` (the notebook as the learner sees it) and :meth:`Job.secret_tests` (each graded test's
+hidden part without its judge). The judge gets :func:`judge_cells` (the source, solutions included).
 """
 
 from __future__ import annotations
 
-import ast
 import copy
 import functools
 import json
@@ -22,6 +23,9 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
+from autograd_lab.course.grading import testcell
+from autograd_lab.course.grading.testcell import AuthoringError, TestCell
+
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 #: Kinds of code cell, decided by the source's nbgrader metadata.
@@ -30,37 +34,56 @@ ANSWER, TEST, HELPER, DEMO = "answer", "test", "helper", "demo"
 
 @dataclass
 class JobCell:
-    """One code cell to run: ``kind`` is answer/test/helper/demo; ``points`` > 0 only for graded tests."""
+    """One code cell: ``kind`` is answer/test/helper/demo; ``points`` > 0 only for graded tests; ``source`` is the
+    student's text for an answer cell and the instructor's for every other."""
 
     index: int  # position in the source notebook
     kind: str
     grade_id: str | None
-    source: str  # what runs in the sandbox
+    source: str
     points: float = 0.0
-    shown: str | None = None  # the student's text for an answer cell (shown in feedback), if different
-    references: list[str] = field(default_factory=list)  # an answer's references, which it may not call
+    test: TestCell | None = None  # the split of a graded test cell
 
-    def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "kind": self.kind, "grade_id": self.grade_id, "source": self.source,
-                "graded": self.kind == TEST and self.points > 0, "references": self.references}
+    @property
+    def graded(self) -> bool:
+        return self.kind == TEST and self.points > 0
 
 
 @dataclass
 class Job:
-    """Everything needed to grade one notebook, and what was ignored or refused while assembling it."""
+    """Everything needed to grade one notebook, and what was ignored while assembling it."""
 
     assignment: str
     notebook: str  # file name, e.g. 02_operators.ipynb
     template: NotebookNode  # the source notebook
     cells: list[JobCell]
     ignored: list[str] = field(default_factory=list)  # what the submission held that was not used
-    refused: dict[str, list[str]] = field(default_factory=dict)  # answer grade_id -> "line N: reason"
     unreadable: str | None = None  # why the submission could not be read at all (then only stubs are graded)
-    seed_tags: list[str] = field(default_factory=list)  # tags passed to checks.grading_rng in the tests
 
     @property
     def max_score(self) -> float:
         return sum(c.points for c in self.cells if c.kind == TEST)
+
+    @property
+    def answers(self) -> dict[str, str]:
+        """``{grade_id: source}`` of the answer cells as graded (the seeds depend on them)."""
+        return {c.grade_id or "": c.source for c in self.cells if c.kind == ANSWER}
+
+    @property
+    def tags(self) -> list[str]:
+        """The grade_ids of the graded test cells, in notebook order."""
+        return [c.grade_id or "" for c in self.cells if c.graded]
+
+    def public_cells(self) -> list[dict[str, Any]]:
+        """The sandbox's public part: every code cell as the learner sees it (test cells: the visible part)."""
+        return [{"index": c.index, "kind": c.kind, "grade_id": c.grade_id,
+                 "source": c.test.visible if c.test is not None else
+                 (testcell.split(c.source)[0] if c.kind == TEST else c.source)} for c in self.cells]
+
+    def secret_tests(self) -> list[dict[str, Any]]:
+        """The sandbox's secret part: each graded test's hidden part without its judge."""
+        return [{"index": c.index, "grade_id": c.grade_id, "source": c.test.exercise}
+                for c in self.cells if c.graded and c.test is not None]
 
 
 def source_meta(cell: NotebookNode | dict) -> dict[str, Any]:
@@ -91,13 +114,19 @@ def _text(source: Any) -> str:
 def read_submission(path: Path) -> tuple[list[dict], dict, str | None]:
     """(cells, notebook metadata, problem) of a submitted notebook, read as plain JSON, never trusting it.
 
-    A file that is not notebook JSON gives no cells and a problem message.
+    An nbformat 3 notebook is converted with nbformat. A file that is not notebook JSON gives no cells and a problem
+    message naming the file and what is wrong.
     """
     try:
         raw = json.loads(path.read_bytes())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
         return [], {}, f"{path.name} is not valid notebook JSON ({first})"
+    if isinstance(raw, dict) and raw.get("nbformat") == 3:
+        try:
+            raw = nbformat.convert(nbformat.from_dict(raw), 4)
+        except Exception as exc:
+            return [], {}, f"{path.name} is an nbformat 3 notebook that could not be converted ({type(exc).__name__})"
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
         return [], {}, f"{path.name} is not a notebook (no list of cells)"
     cells = [c for c in raw["cells"] if isinstance(c, dict)]
@@ -110,14 +139,16 @@ def assemble(
 ) -> Job:
     """The job for one submitted notebook (``submission_path`` None: nothing was submitted; stubs are graded).
 
-    ``release_path`` (the released notebook) supplies the stub of a missing answer cell and the checksums a
-    submission is compared with; without it the stub is ``raise NotImplementedError()``.
+    ``release_path`` (the released notebook) supplies the stub of a missing answer cell; without it the stub is
+    made from the source (:func:`stub_of`).
+
+    Raises:
+        AuthoringError: if a graded test cell of the source breaks the hidden-test contract (names the cell).
     """
     template = _read_notebook(source_path)
-    facts = _source_facts(source_path)
+    kinds, tests = _source_facts(source_path)
     release = _read_notebook(release_path) if release_path and release_path.is_file() else None
     released = {source_meta(c).get("grade_id"): c for c in (release.cells if release else [])}
-    kinds = facts.kinds
     job = Job(assignment or source_path.parent.name, source_path.name, template, [])
 
     sub_cells: list[dict] = []
@@ -136,60 +167,67 @@ def assemble(
         meta = source_meta(cell)
         gid = str(meta.get("grade_id", ""))
         if kind == ANSWER:
-            stub = _text(released[gid].source) if gid in released else stub_of(_text(cell.source))
             text = answers.get(gid)
             if text is None:
                 if job.unreadable is None:
                     job.ignored.append(f"answer cell '{gid}' is missing from the submission; the released stub was "
                                        f"graded in its place")
-                text = stub
-            # The released stub is the instructor's text: it is not checked (its top-level raise would be refused).
-            refusals = [] if text == stub else check_answer(text, gid, facts.protected[index], facts.references[index],
-                                                            facts.contexts[index])
-            if refusals:
-                job.refused[gid] = refusals
-                run = refused_code(gid, refusals)
-            else:
-                run = text
-            job.cells.append(JobCell(index, kind, gid, run, shown=text, references=list(facts.references[index])))
+                text = _text(released[gid].source) if gid in released else stub_of(_text(cell.source))
+            job.cells.append(JobCell(index, kind, gid, text))
         elif kind == TEST:
             points = float(meta.get("points", 0) or 0)
-            job.cells.append(JobCell(index, kind, gid, _text(cell.source), points))
+            job.cells.append(JobCell(index, kind, gid, _text(cell.source), points, tests.get(index)))
         else:
             job.cells.append(JobCell(index, kind, gid, _text(cell.source)))
-    job.seed_tags = list(facts.seed_tags)
     return job
 
 
-@dataclass(frozen=True)
-class _Facts:
-    """What the grader reads from the source notebook once, whatever the submission: cell kinds, and per answer
-    cell the names it may not rebind and the references its tests name; the tags of ``grading_rng`` calls."""
+def judge_cells(source_path: Path) -> list[dict[str, Any]]:
+    """What the judge runs: the setup, helper and solution cells of the source as written, and each graded test's
+    hidden part (judge included). Demo cells and visible parts are not part of it.
 
-    kinds: list[str | None]
-    protected: dict[int, set[str]]
-    references: dict[int, list[str]]
-    seed_tags: tuple[str, ...]
-    contexts: dict[int, tuple[str, ...]]  # per answer cell, the sources of the locked helper cells above it
+    Raises:
+        AuthoringError: as :func:`assemble`.
+    """
+    template = _read_notebook(source_path)
+    kinds, tests = _source_facts(source_path)
+    out = []
+    for index, (cell, kind) in enumerate(zip(template.cells, kinds)):
+        gid = str(source_meta(cell).get("grade_id", ""))
+        if kind in (HELPER, ANSWER):
+            out.append({"index": index, "kind": kind, "grade_id": gid, "source": _text(cell.source)})
+        elif index in tests:
+            out.append({"index": index, "kind": TEST, "grade_id": gid, "source": tests[index].hidden})
+    return out
 
 
-def _source_facts(path: Path) -> _Facts:
+def replaced_names(source_path: Path) -> list[str]:
+    """Every name in the ``replaces=`` lists of the source's hidden tests (what the sandbox's library stubs).
+
+    Raises:
+        AuthoringError: as :func:`assemble`.
+    """
+    _, tests = _source_facts(source_path)
+    return sorted({name for test in tests.values() for name in test.replaces})
+
+
+def _source_facts(path: Path) -> tuple[list[str | None], dict[int, TestCell]]:
+    """(cell kinds, graded test cells by index) of a source notebook, read once per version of the file."""
     stat = path.stat()
     return _facts_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=16)
-def _facts_cached(path: str, mtime_ns: int, size: int) -> _Facts:
+def _facts_cached(path: str, mtime_ns: int, size: int) -> tuple[list[str | None], dict[int, TestCell]]:
     template = _read_cached(path, mtime_ns, size)
     kinds = [cell_kind(c) for c in template.cells]
-    helpers = _protected_names(template, kinds)
-    answers = [i for i, k in enumerate(kinds) if k == ANSWER]
-    tags = sorted({tag for c, k in zip(template.cells, kinds) if k == TEST for tag in seed_tags(_text(c.source))})
-    # The static check reads the helper cells' imports (what each notebook name is), so that re-importing a name
-    # the setup cell imports is not taken for rebinding it.
-    contexts = {i: tuple(_text(template.cells[j].source) for j in range(i) if kinds[j] == HELPER) for i in answers}
-    return _Facts(kinds, {i: helpers - bound_names(_text(template.cells[i].source)) for i in answers},
-                  {i: _references(template, kinds, i) for i in answers}, tuple(tags), contexts)
+    tests = {}
+    for index, (cell, kind) in enumerate(zip(template.cells, kinds)):
+        meta = source_meta(cell)
+        if kind == TEST and float(meta.get("points", 0) or 0) > 0:
+            tests[index] = testcell.read(_text(cell.source), str(meta.get("grade_id", "")),
+                                         f"{Path(path).name}, cell {index + 1}")
+    return kinds, tests
 
 
 def stub_of(source: str) -> str:
@@ -278,120 +316,12 @@ def _pick_answers(
     return answers, ignored
 
 
-class _Binder(ast.NodeVisitor):
-    """Names a cell binds at its top level (assignments, imports, def, class), not inside function bodies."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Store):
-            self.names.add(node.id)
-
-    def visit_Import(self, node: ast.Import) -> None:
-        self.names.update((a.asname or a.name).split(".")[0] for a in node.names)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.names.update(a.asname or a.name for a in node.names if a.name != "*")
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.names.add(node.name)
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.names.add(node.name)
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        return
-
-
-def bound_names(source: str) -> set[str]:
-    """Top-level names bound by ``source``; an unparsable cell binds none."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    binder = _Binder()
-    binder.visit(tree)
-    return binder.names
-
-
-def _protected_names(template: NotebookNode, kinds: list[str | None]) -> set[str]:
-    names: set[str] = set()
-    for cell, kind in zip(template.cells, kinds):
-        if kind == HELPER:
-            names |= bound_names(_text(cell.source))
-    return names
-
-
-def _references(template: NotebookNode, kinds: list[str | None], answer_index: int) -> list[str]:
-    """Dotted ``reference=`` arguments of ``checks.assert_own_code`` in the tests of this exercise (the test cells
-    after this answer cell, up to the next answer cell)."""
-    refs: list[str] = []
-    for cell, kind in zip(template.cells[answer_index + 1:], kinds[answer_index + 1:]):
-        if kind == ANSWER:
-            break
-        if kind != TEST:
-            continue
-        try:
-            tree = ast.parse(_text(cell.source))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _call_name(node.func).endswith("assert_own_code"):
-                for kw in node.keywords:
-                    if kw.arg == "reference" and ast.unparse(kw.value) not in refs:
-                        refs.append(ast.unparse(kw.value))
-    return refs
-
-
-def seed_tags(source: str) -> set[str]:
-    """The constant tags of ``checks.grading_rng("tag")`` / ``grading_seed("tag")`` calls in a test cell."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    tags = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and _call_name(node.func).split(".")[-1] in ("grading_rng", "grading_seed")
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            tags.add(node.args[0].value)
-    return tags
-
-
-def _call_name(func: ast.expr) -> str:
-    try:
-        return ast.unparse(func)
-    except Exception:  # pragma: no cover (unparse handles every expression node)
-        return ""
-
-
-def check_answer(source: str, grade_id: str | None, protected: set[str], references: list[str],
-                 context: tuple[str, ...] = ()) -> list[str]:
-    """Static refusals of one answer cell as ``"line N: reason"`` strings (empty: the cell may run); ``context``
-    holds the sources of the instructor's helper cells above it (see :func:`static.check_answer_cell`)."""
-    from autograd_lab.course.grading.static import check_answer_cell
-
-    refusals = check_answer_cell(source, grade_id=grade_id or "", protected_names=frozenset(protected),
-                                 references=tuple(references), context=context)
-    return [f"line {r.line}: {r.message}" for r in refusals]
-
-
-def refusal_message(grade_id: str | None, refusals: list[str]) -> str:
-    return f"answer cell '{grade_id}' was refused by the grader and not run: " + "; ".join(refusals)
-
-
-def refused_code(grade_id: str | None, refusals: list[str]) -> str:
-    """Code that stands in for a refused answer cell: it raises AnswerRefused naming the cell and the reasons."""
-    return f"raise AnswerRefused({refusal_message(grade_id, refusals)!r})\n"
-
-
 def autograded_notebook(job: Job, results: dict[int, dict]) -> NotebookNode:
-    """The source notebook with the student's answers and the captured outputs (``results``: by cell index).
+    """The source notebook with the student's answers and the feedback run's outputs (``results``: by cell index,
+    ``{"outputs", "error"}``; for a graded test also ``{"passed", "ename", "evalue"}``: the verdict).
 
     Test cells never hold an ``execute_result`` (nbgrader's partial-credit rule reads it): their values are stored
-    as ``display_data``, and a failed test gets an ``error`` output from the harness's verdict.
+    as ``display_data``, and a failed test gets an ``error`` output that says why.
     """
     nb = copy.deepcopy(job.template)
     by_index = {c.index: c for c in job.cells}
@@ -404,22 +334,19 @@ def autograded_notebook(job: Job, results: dict[int, dict]) -> NotebookNode:
         if job_cell is None:
             continue
         if job_cell.kind == ANSWER:
-            cell.source = job_cell.shown if job_cell.shown is not None else job_cell.source
-        outputs = [nbformat.from_dict(o) for o in results.get(index, {}).get("outputs", [])]
-        error = results.get(index, {}).get("error")
+            cell.source = job_cell.source
+        result = results.get(index, {})
+        outputs = [nbformat.from_dict(o) for o in result.get("outputs", [])]
+        error = result.get("error")
         if job_cell.kind != TEST and isinstance(error, dict) and error.get("ename"):
             outputs.append(nbformat.v4.new_output("error", ename=str(error["ename"]),
                                                   evalue=str(error.get("evalue", "")), traceback=[]))
         if job_cell.kind == TEST:
             outputs = [_no_execute_result(o) for o in outputs if o.get("output_type") != "error"]
-            verdict = results.get(index, {})
-            if not verdict.get("passed"):
-                outputs.append(nbformat.v4.new_output("error", ename=verdict.get("ename", "TestFailed"),
-                                                      evalue=verdict.get("evalue", "the test did not finish"),
+            if job_cell.graded and not result.get("passed"):
+                outputs.append(nbformat.v4.new_output("error", ename=str(result.get("ename", "TestFailed")),
+                                                      evalue=str(result.get("evalue", "the test did not finish")),
                                                       traceback=[]))
-        if job_cell.kind == ANSWER and job_cell.grade_id in job.refused:
-            why = refusal_message(job_cell.grade_id, job.refused[job_cell.grade_id])
-            outputs = [nbformat.v4.new_output("error", ename="AnswerRefused", evalue=why, traceback=[])]
         cell.outputs = outputs
     return nb
 
@@ -428,3 +355,7 @@ def _no_execute_result(output: NotebookNode) -> NotebookNode:
     if output.get("output_type") == "execute_result":
         return nbformat.v4.new_output("display_data", data=output.get("data", {}))
     return output
+
+
+__all__ = ["ANSWER", "DEMO", "HELPER", "TEST", "AuthoringError", "Job", "JobCell", "assemble", "autograded_notebook",
+           "cell_kind", "judge_cells", "read_submission", "replaced_names", "source_meta", "stub_of"]

@@ -1,24 +1,35 @@
-"""Grade a class's submissions of one assignment, each in its own sandbox, ``jobs`` at a time.
+"""Grade a class's submissions of one assignment: each runs in its own sandbox, a trusted judge decides.
 
-Sandbox runs happen in worker threads (each only waits on its own ``bwrap`` process); everything that writes
-(the autograded notebooks and the gradebook) happens in the calling thread, one submission at a time, in student
-order, so a parallel batch writes exactly what a sequential one writes.
+Per submission (:func:`run_one`): assemble the job (:mod:`.assemble`), derive its seeds (:mod:`.seeds`), run it in
+the sandbox (:mod:`.sandbox`, :mod:`.exercise`) for the feedback outputs and each hidden test's bytes, and have the
+judge (:mod:`.judge`) decide each test from those bytes. A graded test passes when its visible part ran without an
+error in the feedback run AND the judge accepted its hidden results.
+
+Sandbox runs happen in worker threads, ``jobs`` at a time, each with a judge process of its own; everything that
+writes (the autograded notebooks and the gradebook) happens in the calling thread, one submission at a time, in
+student order, so a parallel batch writes exactly what a sequential one writes.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
+import queue
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograd_lab.course.grading import assemble, record, sandbox
-from autograd_lab.course.grading.assemble import ANSWER, TEST, Job
+from autograd_lab.course.grading import assemble, record, sandbox, seeds, stubs
+from autograd_lab.course.grading.assemble import ANSWER, Job
+from autograd_lab.course.grading.judge import Judge
 from autograd_lab.course.grading.limits import Limits
+from autograd_lab.course.grading.seeds import SecretError
 
 UNSAFE_NOTE = "UNSAFE: graded without a sandbox (--unsafe-no-sandbox); the submission ran with the grader's rights"
+#: The fixed texts of a failed graded test, besides the judge's (checks.NO_RESULT etc.).
+VISIBLE_NOT_RUN = "its visible tests did not run (the notebook stopped before this cell)"
+STOPPED = ("the hidden tests did not all finish within the notebook's time limit (notebook_seconds = {:g} s); "
+           "those without results score 0")
 
 
 @dataclass
@@ -31,40 +42,9 @@ class Outcome:
     messages: list[str] = field(default_factory=list)
     results: dict[int, dict[str, Any]] = field(default_factory=dict)  # cell index -> outputs / verdict
     ran: bool = False  # the sandbox ran (so an autograded notebook is written)
+    grader_error: str | None = None  # the grader or the reference failed: nothing is recorded
     seconds: float = 0.0  # wall clock of the sandbox run, seen by the grader
     cpu_seconds: float = 0.0  # CPU time of the processes in the sandbox, as the harness reported it
-
-
-class SecretError(RuntimeError):
-    """The grading secret is kept where students can read it (inside the course folder)."""
-
-
-def grading_seeds(tags: list[str], course_dir: Path | None = None) -> dict[str, int]:
-    """{tag: seed} for the hidden tests, from the instructor's secret (read here, outside the sandbox only).
-
-    Raises:
-        SecretError: if ``$AUTOGRAD_LAB_GRADING_SECRET_FILE`` lies inside ``course_dir`` (or the repository
-            around it), where it would be published with the course.
-        OSError: if the secret file cannot be read.
-    """
-    from autograd_lab.course import checks
-
-    secret_file = os.environ.get(checks.SECRET_FILE_ENV)
-    if secret_file and course_dir is not None:
-        where = Path(secret_file).resolve()
-        for root in (course_dir.resolve(), course_dir.resolve().parent):
-            if (root / ".git").exists() or root == course_dir.resolve():
-                if where.is_relative_to(root):
-                    raise SecretError(f"the grading secret file {where} is inside {root}, where it would be "
-                                      f"published with the course; keep it outside (docs/instructor.md)")
-    return {tag: checks.grading_seed(tag) for tag in tags}
-
-
-def per_student_seeds(seeds: dict[str, int], student: str) -> dict[str, int]:
-    """Each student's own hidden inputs: the secret-derived seed of each tag mixed with the student id (SHA-256), so
-    what one student's feedback might show about a hidden test's inputs tells nothing about a classmate's."""
-    return {tag: int.from_bytes(hashlib.sha256(f"{seed}\0{student}".encode()).digest()[:8], "little")
-            for tag, seed in seeds.items()}
 
 
 def _points(points: float) -> str:
@@ -72,7 +52,7 @@ def _points(points: float) -> str:
 
 
 def explain(ename: str, evalue: str, limits: Limits) -> str:
-    """A plain-language reason for an error raised by a cell or a test."""
+    """A plain-language reason for an error raised by a cell of the feedback run (the student's public notebook)."""
     first = evalue.strip().splitlines()[0] if evalue.strip() else ""
     if ename == "CellTimeoutError":
         return (f"the cell ran past the time limit (cell_seconds = {limits.cell_seconds:g} s) and was interrupted "
@@ -81,14 +61,10 @@ def explain(ename: str, evalue: str, limits: Limits) -> str:
         return f"the cell ran out of the memory allowed to the grader (memory_mb = {limits.memory_mb} MiB)"
     if ename == "NotImplementedError" and not first:
         return "the exercise is not answered yet (NotImplementedError)"
-    if ename == "AnswerRefused":
-        return first
-    if ename == "TestProcessDied" and "SIGXCPU" in first:
-        return f"{first} (cpu_seconds = {limits.cpu_seconds} s)"
     return f"{ename}: {first[:300]}" if first else ename
 
 
-def prepare(course_dir: Path, assignment: str, student: str) -> tuple[Job | None, list[str]]:
+def prepare(course_dir: Path, assignment: str, student: str) -> tuple[Job, list[str]]:
     """Assemble the job of one student's submission (no student code runs) and the messages about its files."""
     name = f"{assignment}.ipynb"
     source = course_dir / "source" / assignment / name
@@ -108,75 +84,60 @@ def prepare(course_dir: Path, assignment: str, student: str) -> tuple[Job | None
     return job, messages
 
 
-def run_one(job: Job, student: str, limits: Limits, unsafe: bool, seeds: dict[str, int]) -> Outcome:
-    """Run one assembled job in its sandbox and turn the report into verdicts and messages."""
+def _clean(outputs: Any) -> list[dict[str, Any]]:
+    from autograd_lab.course.grading.exercise import _clean_output
+
+    try:
+        return [_clean_output(o) for o in outputs][:100]
+    except Exception:
+        return []
+
+
+def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.Secret, package: Path,
+            judge: Judge) -> Outcome:
+    """Run one assembled job in its sandbox, have ``judge`` decide, and turn both into verdicts and messages.
+
+    Raises:
+        checks.GraderError: if the reference failed on this submission's seeds (nothing is decided).
+    """
     outcome = Outcome(student, job, ran=True)
-    payload = {"cells": [c.to_json() for c in job.cells], "seeds": seeds}
-    run = sandbox.run_job(payload, limits, unsafe=unsafe)
-    outcome.seconds = run.seconds
-    by_index = {c.index: c for c in job.cells}
+    tags = job.tags
+    test_seeds = seeds.submission_seeds(secret, job.assignment, student, job.answers, tags)
+    run = sandbox.run_job(job.public_cells(), {"seeds": test_seeds, "tests": job.secret_tests()}, package, limits,
+                          unsafe=unsafe)
+    outcome.seconds, outcome.cpu_seconds = run.seconds, run.cpu_seconds
+    verdicts = judge.decide(test_seeds, {tag: run.results.get(tag) for tag in tags})
     messages = outcome.messages
-    messages += [f"answer cell '{gid}' was refused and not run: " + "; ".join(reasons)
-                 for gid, reasons in job.refused.items()]
-    last_start = None
-    truncated = False
-    for rec in run.records:
-        event = rec.get("event")
-        index = rec.get("index")
-        cell = by_index.get(index) if isinstance(index, int) else None
-        if event == "start":
-            last_start = cell
-        elif event == "test" and cell is not None and cell.kind == TEST:
-            outcome.passed[cell.grade_id or ""] = rec.get("passed") is True
-            outcome.results[cell.index] = {"outputs": rec.get("outputs", []), "passed": rec.get("passed") is True,
-                                           "ename": rec.get("ename", ""), "evalue": rec.get("evalue", "")}
-            if rec.get("passed") is not True:
-                why = explain(str(rec.get("ename", "")), str(rec.get("evalue", "")), limits)
-                if rec.get("ename") == "NameError" and refused_above(job, cell.index):
-                    why += f" (answer cell '{refused_above(job, cell.index)}' was refused, see above)"
-                messages.append(f"{cell.grade_id} ({_points(cell.points)}) failed: {why}")
-        elif event == "cell" and cell is not None and cell.kind != TEST:
-            error = rec.get("error") or {}
-            if cell.kind == ANSWER and cell.grade_id in job.refused:
-                continue
-            where = f" (line {error.get('line')})" if error.get("line") else ""
-            messages.append(f"{cell.grade_id or 'a setup cell'}{where}: "
-                            f"{explain(str(error.get('ename', '')), str(error.get('evalue', '')), limits)}")
-        elif event == "outputs" and cell is not None and cell.kind != TEST:
-            outcome.results[cell.index] = {"outputs": rec.get("outputs", []), "error": rec.get("error")}
-        elif event == "done":
-            truncated = bool(rec.get("truncated"))
-            cpu = rec.get("cpu_seconds")
-            outcome.cpu_seconds = float(cpu) if isinstance(cpu, (int, float)) else 0.0
-    if truncated:
+    for cell in job.cells:
+        shown = run.outputs.get(cell.index, {})
+        error = shown.get("error") if isinstance(shown.get("error"), dict) else None
+        outcome.results[cell.index] = {"outputs": _clean(shown.get("outputs", [])), "error": error}
+        if not cell.graded:
+            if error and cell.kind != "test":
+                where = f" (line {error.get('line')})" if error.get("line") else ""
+                messages.append(f"{cell.grade_id or f'cell {cell.index + 1}'}{where}: "
+                                f"{explain(str(error.get('ename', '')), str(error.get('evalue', '')), limits)}")
+            continue
+        tag = cell.grade_id or ""
+        if cell.index not in run.outputs:
+            ename, why = "NotRun", VISIBLE_NOT_RUN
+        elif error:
+            ename = str(error.get("ename", ""))
+            why = "its visible tests failed: " + explain(ename, str(error.get("evalue", "")), limits)
+        elif not verdicts[tag].passed:
+            ename, why = "HiddenTestFailed", verdicts[tag].message
+        else:
+            ename, why = "", ""
+        outcome.passed[tag] = not why
+        outcome.results[cell.index].update(passed=not why, ename=ename, evalue=why)
+        if why:
+            messages.append(f"{tag} ({_points(cell.points)}) failed: {why}")
+    if run.truncated:
         messages.append(f"the notebook printed or displayed more than output_kb = {limits.output_kb} KiB; the rest "
                         f"of its output was dropped from the feedback (the points are not affected)")
-    missing = [c for c in job.cells if c.kind == TEST and c.points > 0 and (c.grade_id or "") not in outcome.passed]
-    if not run.finished and missing:
-        if run.killed_at_limit:
-            why = (f"the notebook ran past its time limit (notebook_seconds = {limits.notebook_seconds:g} s) and was "
-                   f"stopped")
-        else:
-            status = run.exit_status
-            why = ("the grading process stopped" + (f" while running {last_start.grade_id or 'a cell'}"
-                                                     if last_start is not None else "")
-                   + f" (exit status {status}: os._exit, a crash, or a limit)")
-        names = ", ".join(f"{c.grade_id} ({_points(c.points)})" for c in missing)
-        messages.append(f"{why}; the tests decided before that keep their points, these were not run and score "
-                        f"0: {names}")
-    for c in missing:
-        outcome.passed[c.grade_id or ""] = False
-        outcome.results[c.index] = {"outputs": [], "passed": False, "ename": "NotRun",
-                                    "evalue": "the grader stopped before this test ran"}
+    if run.killed_at_limit and run.public_done and any(run.results.get(t) is None for t in tags):
+        messages.append(STOPPED.format(limits.notebook_seconds))
     return outcome
-
-
-def refused_above(job: Job, index: int) -> str | None:
-    """The grade_id of the nearest refused answer cell above cell ``index``, if any."""
-    for cell in reversed([c for c in job.cells if c.index < index and c.kind == ANSWER]):
-        if cell.grade_id in job.refused:
-            return cell.grade_id
-    return None
 
 
 def grade_batch(
@@ -185,61 +146,91 @@ def grade_batch(
 ) -> list[tuple[Outcome, float, float]]:
     """Grade ``students``' submissions and record them; [(outcome, score, max_score)] in student order.
 
+    A submission on which the grader or the reference fails is reported (``outcome.grader_error``, a message
+    starting "GRADER ERROR") and not recorded; the batch goes on.
+
     Raises:
         record.GradebookError: if the assignment was never released into the gradebook.
         sandbox.SandboxUnavailable: if bubblewrap cannot run and ``unsafe`` is False.
+        seeds.SecretError: if the grading secret is kept inside the course or cannot be read.
+        assemble.AuthoringError: if a test cell of the source breaks the hidden-test contract.
+        checks.GraderError: if the source notebook itself fails in the judge.
     """
     limits = limits or Limits()
     if not unsafe:
         problem = sandbox.sandbox_problem()
         if problem:
             raise sandbox.SandboxUnavailable(problem)
-    name = f"{assignment}.ipynb"
-    # The seed tags are the source's: the same for every submission.
-    seeds = grading_seeds(assemble.assemble(course_dir / "source" / assignment / name, None).seed_tags, course_dir)
+    source = course_dir / "source" / assignment / f"{assignment}.ipynb"
+    secret = seeds.read_secret(course_dir)
+    package = stubs.stubbed_package(assemble.replaced_names(source), course_dir / ".autograd-lab")
+    cells = assemble.judge_cells(source)
+    workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
+    judges: queue.Queue[Judge] = queue.Queue()
 
     def work(student: str) -> Outcome:
         job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes
-        if job is None or job.unreadable:
+        if job.unreadable:
             return Outcome(student, job, messages=list(messages))
+        judge = judges.get()
         try:
-            outcome = run_one(job, student, limits, unsafe, per_student_seeds(seeds, student))
-        except Exception as exc:  # a fault of the grader itself: this student scores 0 and is told, the batch goes on
-            return Outcome(student, job, messages=[*messages, f"the grader failed on this submission "
-                                                              f"({type(exc).__name__}: {exc}); grade it again"])
+            outcome = run_one(job, student, limits, unsafe, secret, package, judge)
+        except Exception as exc:  # the grader's or the reference's fault: reported loudly, nothing recorded
+            return Outcome(student, job, grader_error=f"{type(exc).__name__}: {exc}",
+                           messages=[*messages, f"GRADER ERROR, not graded ({type(exc).__name__}: {exc}); fix the "
+                                                f"cause and grade it again"])
+        finally:
+            judges.put(judge)
         outcome.messages[:0] = messages + job.ignored
         return outcome
 
     results = []
-    workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
-    with record.open_gradebook(course_dir) as gb:
-        writer = record.GradebookWriter(gb, course_dir, assignment)  # before anything runs: a bad gradebook stops here
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for outcome in pool.map(work, students):  # map keeps student order: writes are sequential and ordered
-                results.append(_record(course_dir, assignment, outcome, unsafe, writer))
+    started: list[Judge] = []
+    try:
+        for _ in range(workers):
+            started.append(Judge(cells, limits.cell_seconds))
+            judges.put(started[-1])
+        # The reference must run on some seed before any student is graded: an authoring bug stops the batch here.
+        tags = [c["grade_id"] for c in cells if c["kind"] == "test"]
+        started[0].decide(dict.fromkeys(tags, 0), dict.fromkeys(tags))
+        with record.open_gradebook(course_dir) as gb:
+            writer = record.GradebookWriter(gb, course_dir, assignment)  # a bad gradebook stops here
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for outcome in pool.map(work, students):  # map keeps student order: writes are sequential
+                    results.append(_record(course_dir, assignment, outcome, unsafe, secret.public, writer))
+    finally:
+        for judge in started:
+            judge.close()
     return results
 
 
-def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool,
+def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool, public_secret: bool,
             writer: record.GradebookWriter) -> tuple[Outcome, float, float]:
     job = outcome.job
     if job is None:
         raise RuntimeError(f"no job for {outcome.student}")  # prepare() always assembles one
-    stubs = {c.grade_id for c in job.cells if c.kind == ANSWER and c.grade_id and _is_stub(c.shown or "")}
-    notebook = None
-    if outcome.ran:
-        notebook = assemble.autograded_notebook(job, outcome.results)
-        record.write_autograded(course_dir, outcome.student, job, notebook)
+    if outcome.grader_error is not None:
+        score, max_score = 0.0, job.max_score
     else:
-        record.clear_autograded(course_dir, outcome.student, assignment)
-    score, max_score = writer.save(outcome.student, job, outcome.passed, stubs, notebook)
-    if unsafe:
-        outcome.messages.insert(0, UNSAFE_NOTE)
-    if not [m for m in outcome.messages if m != UNSAFE_NOTE]:
+        stubs_left = {c.grade_id for c in job.cells if c.kind == ANSWER and c.grade_id and _is_stub(c.source)}
+        notebook = None
+        if outcome.ran:
+            notebook = assemble.autograded_notebook(job, outcome.results)
+            record.write_autograded(course_dir, outcome.student, job, notebook)
+        else:
+            record.clear_autograded(course_dir, outcome.student, assignment)
+        score, max_score = writer.save(outcome.student, job, outcome.passed, stubs_left, notebook)
+    notes = [seeds.PUBLIC_WARNING] if public_secret else []
+    notes += [UNSAFE_NOTE] if unsafe else []
+    if not outcome.messages:
         outcome.messages.append("all tests passed" if score == max_score else "some tests failed")
+    outcome.messages[:0] = notes
     return outcome, score, max_score
 
 
 def _is_stub(text: str) -> bool:
     body = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
     return body == ["raise NotImplementedError()"] or not body
+
+
+__all__ = ["Outcome", "SecretError", "explain", "grade_batch", "prepare", "run_one"]

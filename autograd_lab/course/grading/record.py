@@ -1,11 +1,11 @@
-"""Write what the harness decided into nbgrader's world: the autograded notebook and the gradebook.
+"""Write the grader's verdicts into nbgrader's world: the autograded notebook and the gradebook.
 
 Only the grader process calls this, one submission at a time (the batch serialises the calls), so parallel
-grading never writes the gradebook concurrently. Scores come from the harness's verdicts alone: each graded test
-cell gets its points when its verdict passed, else 0; no cell output is read (nbgrader's partial-credit rule
-never runs). nbgrader's ``AssignLatePenalties`` still applies the course's late-submission plugin, and the
-autograded notebook keeps the source's nbgrader metadata, so ``generate_feedback``, ``formgrader`` and ``export``
-work as before.
+grading never writes the gradebook concurrently. Scores come from the verdicts alone (visible part ran, judge
+accepted): each graded test cell gets its points when it passed, else 0; no cell output is read (nbgrader's
+partial-credit rule never runs). nbgrader's ``AssignLatePenalties`` still applies the course's late-submission
+plugin, and the autograded notebook keeps the source's nbgrader metadata, so ``generate_feedback``,
+``formgrader`` and ``export`` work as before.
 """
 
 from __future__ import annotations

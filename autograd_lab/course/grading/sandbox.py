@@ -1,40 +1,51 @@
-"""Run the grading harness in a bubblewrap sandbox, feed it one job on stdin and read its report.
+"""Run the exercise process in a bubblewrap sandbox, feed it one job in two parts and read its report.
 
 The sandbox (``bwrap``, the sandbox Flatpak uses; see ``man bwrap``) sees, read-only: ``/usr`` (with the
-merged-usr links), the Python installation and the virtualenv, the ``autograd_lab`` package folder alone (at
-``/opt/autograd-lab``, never the repository around it), ``/usr/share/datasets`` as part of ``/usr``, and fonts. Its
-only writable place is a private, size-limited tmpfs at ``/tmp``. It has every namespace unshared (no network, its
-own pid namespace so it cannot see or signal the grader) and may not create more (``--disable-userns``, no
-capabilities), a new session (no terminal), a cleared environment, and
-runs as uid/gid 65534 even when the grader is root; it dies with the grader (``--die-with-parent``). There is no
-``/proc``, so no process in it can reach another's descriptors by path. The job never touches a disk: the
-harness reads it from stdin and closes stdin.
+merged-usr links), the Python installation and the virtualenv, and the chapter's *stubbed* copy of ``autograd_lab``
+(:mod:`autograd_lab.course.grading.stubs`, at ``/opt/autograd-lab``; never the repository nor the real package).
+Other autodiff libraries (:data:`MASKED`) and any installed copy of ``autograd_lab`` in site-packages are covered by
+empty read-only mounts, and the editable install's path hook by an empty file. Its only writable place is a
+private, size-limited tmpfs at ``/tmp``. It has every namespace unshared (no network, its own pid namespace so it
+cannot see or signal the grader) and may not create more (``--disable-userns``, no capabilities), a new session (no
+terminal), a cleared environment, and runs as uid/gid 65534 even when the grader is root; it dies with the grader
+(``--die-with-parent``). There is no ``/proc``. The job never touches a disk: it arrives on stdin.
 
-Without bubblewrap the harness can run as a plain child process (``unsafe=True``): the same limits, none of the
-isolation. :func:`autograd_lab.course.instructor.autograde` only allows that with ``--unsafe-no-sandbox``.
+Two-phase job (:mod:`autograd_lab.course.grading.exercise`): the grader writes the public part, reads the feedback
+outputs until ``public_done``, and only then writes the secret part (seeds and hidden parts). Outputs reported after
+that are ignored, so no process that saw a secret can write feedback.
+
+Without bubblewrap the harness can run as a plain child process (``unsafe=True``): the same limits and the stubbed
+package, none of the isolation. :func:`autograd_lab.course.instructor.autograde` only allows that with
+``--unsafe-no-sandbox``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import json
 import os
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import autograd_lab
+from autograd_lab.course.grading import exchange, launch
 from autograd_lab.course.grading.limits import MIB, Limits
+from autograd_lab.course.grading.wire import frame
 
 PACKAGE_MOUNT = "/opt/autograd-lab"
 SANDBOX_UID = 65534  # nobody
+#: Top-level names hidden in every site-packages folder: other autodiff libraries, and installed autograd_lab copies.
+MASKED = ("torch", "functorch", "torchgen", "jax", "jaxlib", "autograd", "tensorflow", "mxnet", "tinygrad",
+          "micrograd", "autograd_lab")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -43,14 +54,27 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass
 class RunResult:
-    """What came back from one sandbox run: the report records, how it ended, and the grader-side timing."""
+    """What came back from one sandbox run.
 
-    records: list[dict[str, Any]] = field(default_factory=list)
-    finished: bool = False  # the harness reported "done"
-    killed_at_limit: bool = False  # the grader killed the sandbox at the notebook limit
+    Attributes:
+        outputs: cell index -> ``{"outputs": [...], "error": {...} | None}`` from the feedback run (public part).
+        public_done: the public part's report ended normally (the secret part was then sent).
+        results: graded test grade_id -> the bytes its exercise sent, or None (nothing came back).
+        finished: the harness reported ``done``.
+        killed_at_limit: the grader killed the sandbox at the notebook limit.
+        truncated: the feedback outputs passed the output budget.
+    """
+
+    outputs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    public_done: bool = False
+    results: dict[str, bytes | None] = field(default_factory=dict)
+    finished: bool = False
+    killed_at_limit: bool = False
+    truncated: bool = False
     exit_status: int | None = None
     stderr: str = ""
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # as the harness reported it (a benchmark figure, not trusted)
 
 
 def _real(path: str) -> str:
@@ -67,7 +91,7 @@ def sandbox_problem() -> str | None:
     exe = bwrap_path()
     if exe is None:
         return "bubblewrap (bwrap) is not installed (Debian package 'bubblewrap'; scripts/install_system_packages.sh)"
-    argv = [*_bwrap_args(exe, Limits()), "/bin/true"]
+    argv = [*_bwrap_args(exe, Limits(), None), "/bin/true"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -77,10 +101,45 @@ def sandbox_problem() -> str | None:
     return None
 
 
-def _bwrap_args(exe: str, limits: Limits) -> list[str]:
+def _site_dirs() -> list[Path]:
+    dirs = {Path(_real(p)) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    return sorted(d for d in dirs if d.is_dir())
+
+
+MASK_INIT = ('raise ImportError(f"{__name__} is not available while grading: the course\'s answers are written with "\n'
+             '                  f"NumPy and autograd_lab only")\n')
+
+
+def _mask_folder(cache: Path) -> Path:
+    """A package folder whose ``__init__`` raises ImportError (an empty folder would import as a namespace package)."""
+    folder = cache / "masked"
+    init = folder / "__init__.py"
+    if not init.is_file() or init.read_text(encoding="utf-8") != MASK_INIT:
+        folder.mkdir(parents=True, exist_ok=True)
+        init.write_text(MASK_INIT, encoding="utf-8")
+        os.chmod(folder, 0o755)
+        os.chmod(init, 0o644)
+    return folder
+
+
+def masks(cache: Path) -> list[str]:
+    """bwrap arguments that hide :data:`MASKED` packages (each replaced by a package that raises ImportError) and
+    the editable install's hooks (each replaced by an empty file) in every site-packages folder."""
+    args: list[str] = []
+    for folder in _site_dirs():
+        for entry in sorted(folder.iterdir()):
+            name = entry.name
+            if entry.is_dir() and name in MASKED:
+                args += ["--ro-bind", str(_mask_folder(cache)), str(entry)]
+            elif entry.is_file() and (name.split(".")[0] in MASKED or (name.startswith("__editable__") and
+                                                                        "autograd_lab" in name)):
+                args += ["--ro-bind", "/dev/null", str(entry)]
+    return args
+
+
+def _bwrap_args(exe: str, limits: Limits, package: Path | None) -> list[str]:
     python_home = _real(sys.base_prefix)
     venv = _real(sys.prefix)
-    package = str(Path(autograd_lab.__file__).resolve().parent)
     args = [
         exe,
         "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
@@ -99,10 +158,12 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
             args += ["--symlink", os.readlink(target), str(target)]
         elif target.is_dir():
             args += ["--ro-bind", str(target), str(target)]
+    if package is not None:  # the stubbed copy lives in the grader's cache: <cache>/stubs/<key>/autograd_lab
+        args += masks(package.parents[2])
+        args += ["--ro-bind", str(package), f"{PACKAGE_MOUNT}/autograd_lab"]
     args += [
         "--ro-bind-try", "/etc/fonts", "/etc/fonts",
         "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-        "--ro-bind", package, f"{PACKAGE_MOUNT}/autograd_lab",
         "--dev", "/dev",
         # bwrap's /dev has a writable shm of its own, outside the scratch budget: cover it with a tiny tmpfs.
         "--size", str(MIB), "--perms", "1777", "--tmpfs", "/dev/shm",
@@ -117,62 +178,56 @@ def _bwrap_args(exe: str, limits: Limits) -> list[str]:
         "--setenv", "PYTHONHASHSEED", "0",
         "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "LANG", "C.UTF-8",
+        # The root bwrap makes is a tmpfs of its own, outside the scratch budget: read-only, as everything but /tmp.
+        "--remount-ro", "/",
     ]
     return args
 
 
-def harness_command(limits: Limits, unsafe: bool = False) -> list[str]:
-    """The argv that starts the harness, in the sandbox unless ``unsafe``."""
-    python = os.path.join(_real(sys.prefix), "bin", "python") if not unsafe else sys.executable
-    # -P: the working directory (the writable scratch) is not put on sys.path, so a planted module is never imported.
-    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
-    run = [python, "-B", "-s", *safe_path, "-m", "autograd_lab.course.grading.runner"]
-    if unsafe:
-        return run
+def sandbox_command(package: Path, limits: Limits, argv: list[str]) -> list[str]:
+    """``argv`` (a command inside the sandbox) wrapped in bwrap with ``package`` as its ``autograd_lab``.
+
+    Raises:
+        SandboxUnavailable: if bubblewrap is not installed.
+    """
     exe = bwrap_path()
     if exe is None:
         raise SandboxUnavailable(sandbox_problem() or "bubblewrap is not installed")
-    return [*_bwrap_args(exe, limits), *run]
+    return [*_bwrap_args(exe, limits, package), *argv]
 
 
-def _unsafe_env() -> dict[str, str]:
-    package_parent = str(Path(autograd_lab.__file__).resolve().parent.parent)
-    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("TMPDIR", "/tmp"), "PYTHONPATH": package_parent,
-            "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+def harness_command(package: Path, limits: Limits, unsafe: bool = False) -> list[str]:
+    """The argv that starts the exercise process, in the sandbox unless ``unsafe``."""
+    python = os.path.join(_real(sys.prefix), "bin", "python") if not unsafe else sys.executable
+    # -P: the working directory (the writable scratch) is not put on sys.path, so a planted module is never imported.
+    run = [python, "-B", "-s", "-P", "-m", "autograd_lab.course.grading.exercise"]
+    return run if unsafe else sandbox_command(package, limits, run)
 
 
-def _uid_processes() -> int:
-    """How many processes the grader's real uid has now: RLIMIT_NPROC counts them all, in or out of the sandbox."""
-    uid = os.getuid()
-    count = 0
-    try:
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    if entry.stat().st_uid == uid:
-                        count += 1
-                except OSError:
-                    continue
-    except OSError:
-        return 0
-    return count
+def _unsafe_env(package: Path) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("TMPDIR", "/tmp"), "PYTHONPATH": str(package.parent),
+            "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: int = 10) -> RunResult:
-    """Run one assembled job and return its report; never raises for anything the submission does.
+def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, *,
+            unsafe: bool = False, nice: int = 10) -> RunResult:
+    """Run one submission: send ``public`` (the cells, :meth:`Job.public_cells`), collect the feedback outputs, then
+    send ``secret`` (``{"seeds", "tests"}``) and collect each test's bytes. Never raises for anything the
+    submission does.
 
-    The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; records received before that
-    are kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
+    The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; what was received before that is
+    kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
     """
     # In the sandbox RLIMIT_NPROC counts the processes of its own user namespace; unsafe, all of the uid's.
-    payload = dict(job, limits={**limits.as_dict(), "nproc_base": _uid_processes() if unsafe else 0})
-    env = _unsafe_env() if unsafe else {}
+    lims = {**limits.as_dict(), "nproc_base": launch.uid_processes() if unsafe else 0}
+    env = _unsafe_env(package) if unsafe else {}
     start = time.monotonic()
     result = RunResult()
-
-    group = _pids_cgroup(int(limits.processes) + 5)  # + bwrap, its init, the harness, feedback and test child
-    prefix, preexec = _launcher(group, nice)
-    proc = subprocess.Popen([*prefix, *harness_command(limits, unsafe)], stdin=subprocess.PIPE,
+    # + bwrap, its init, the harness, and a feedback or test child
+    group = launch.pids_cgroup(int(limits.processes) + 4)
+    prefix, preexec = launch.launcher(group, nice)
+    proc = subprocess.Popen([*prefix, *harness_command(package, limits, unsafe)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
                             preexec_fn=preexec, close_fds=True)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -182,13 +237,11 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     err_thread.start()
     timer = threading.Timer(limits.notebook_seconds, _kill_group, args=(proc, result))
     timer.start()
+    tags = {str(t["grade_id"]) for t in secret["tests"]}
     try:
-        try:
-            proc.stdin.write(json.dumps(payload).encode())
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
+        _send(proc, frame({"limits": lims, "cells": public}))
         budget = int(limits.output_kb) * 1024 * 2 + 4 * MIB  # JSON overhead of the harness's own clipped output
+        budget += len(tags) * (exchange.MAX_BYTES * 4 // 3 + 1024)
         received = 0
         for line in proc.stdout:
             received += len(line)
@@ -200,9 +253,10 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
             except ValueError:
                 continue
             if isinstance(record, dict):
-                result.records.append(record)
-                if record.get("event") == "done":
-                    result.finished = True
+                _take(record, result, tags)
+                if record.get("event") == "public_done" and not result.public_done:
+                    result.public_done = True
+                    _send(proc, frame(secret), close=True)
         proc.wait()
     finally:
         timer.cancel()
@@ -212,7 +266,7 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
             pass
         proc.wait()
         if group is not None:
-            _remove_cgroup(group)
+            launch.remove_cgroup(group)
     err_thread.join(timeout=1)
     result.exit_status = proc.returncode
     result.stderr = b"".join(err_chunks).decode("utf-8", "replace")
@@ -220,90 +274,40 @@ def run_job(job: dict[str, Any], limits: Limits, *, unsafe: bool = False, nice: 
     return result
 
 
-@functools.lru_cache(maxsize=1)
-def _launch_tools() -> tuple[str, str] | None:
-    sh, nice = shutil.which("sh", path="/usr/bin:/bin"), shutil.which("nice", path="/usr/bin:/bin")
-    return (sh, nice) if sh and nice else None
+def _send(proc: subprocess.Popen, data: bytes, close: bool = False) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
+        if close:
+            proc.stdin.close()
+    except (BrokenPipeError, ValueError):
+        pass
 
 
-def _launcher(group: Path | None, nice: int) -> tuple[list[str], Callable[[], None] | None]:
-    """(argv prefix, preexec_fn) that put the sandbox's first process into ``group`` and lower its priority by
-    ``nice`` before it execs ``bwrap``, so that every process of the sandbox starts there.
-
-    The prefix (``sh`` writes its own pid into the cgroup, then execs ``nice``, which execs the sandbox) lets
-    ``subprocess`` start the child with vfork; a ``preexec_fn`` forces a full fork of the grader, whose copied page
-    tables and copy-on-write faults cost ~10 ms of CPU per submission, in the serial part of a batch. Where ``sh``
-    or ``nice`` is missing the preexec_fn does the same. As before, a cgroup that cannot be joined is skipped.
-    """
-    tools = _launch_tools()
-    if tools is not None:
-        sh, nice_exe = tools
-        lower = [nice_exe, "-n", str(nice)]
-        if group is None:
-            return lower, None
-        return [sh, "-c", 'echo $$ > "$0" 2>/dev/null; exec "$@"', str(group / "cgroup.procs"), *lower], None
-
-    def lower_priority() -> None:
-        os.nice(nice)
-        if group is not None:
-            try:
-                (group / "cgroup.procs").write_text(str(os.getpid()))
-            except OSError:
-                pass
-
-    return [], lower_priority
-
-
-def _pids_cgroup(limit: int) -> Path | None:
-    """A fresh cgroup whose ``pids.max`` caps every process of one sandbox, or None where none can be made.
-
-    ``RLIMIT_NPROC`` does not bind a grader running as root (the kernel exempts the root user, and the sandbox's
-    uid maps to it), so where the pids controller is writable (cgroup v1 ``/sys/fs/cgroup/pids`` or v2) the
-    sandbox also goes into its own cgroup; elsewhere the rlimit and the static check are what limit processes.
-    """
-    for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
-        if not (root / "cgroup.procs").exists() or not os.access(root, os.W_OK):
-            continue
-        group = root / f"autograd-lab-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
-        try:
-            group.mkdir()
-            (group / "pids.max").write_text(str(limit))
-        except OSError:
-            _remove_cgroup(group)
-            continue
-        return group
-    return None
-
-
-def _remove_cgroup(group: Path, patience: float = 1.0) -> None:
-    """Kill whatever is still in the cgroup (a process that left the session, in unsafe mode) and remove it,
-    trying for ``patience`` seconds.
-
-    The killed processes take a few ms to leave; the retries start at 0.5 ms and back off to 20 ms, so a worker
-    does not sit idle for a fixed 20 ms after every submission (it did: ~3% of a batch's wall clock).
-    """
-    deadline = time.monotonic() + patience
-    delay = 0.0005
-    while True:
-        try:
-            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            group.rmdir()
+def _take(record: dict[str, Any], result: RunResult, tags: set[str]) -> None:
+    """Keep one report record if it belongs to the current phase: outputs before ``public_done``, results after
+    (the first result per test counts)."""
+    event = record.get("event")
+    if not result.public_done:
+        if event == "outputs" and isinstance(record.get("index"), int) and record["index"] not in result.outputs:
+            result.outputs[record["index"]] = {"outputs": record.get("outputs") or [], "error": record.get("error")}
+        elif event == "public_done":
+            result.truncated = record.get("truncated") is True
+        return
+    if event == "result":
+        tag = record.get("grade_id")
+        if tag not in tags or tag in result.results:
             return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(delay)  # the killed processes are still leaving
-            delay = min(2 * delay, 0.02)
+        data = record.get("data")
+        try:
+            result.results[tag] = None if data is None else base64.b64decode(str(data), validate=True)
+        except (binascii.Error, ValueError):
+            result.results[tag] = b""  # not readable: the judge says it is not plain data
+    elif event == "done":
+        result.finished = True
+        cpu = record.get("cpu_seconds")
+        result.cpu_seconds = float(cpu) if isinstance(cpu, (int, float)) else 0.0
 
 
 def _kill_group(proc: subprocess.Popen, result: RunResult) -> None:

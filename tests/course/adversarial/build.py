@@ -1,13 +1,15 @@
 """Build the hostile batch: a small assignment (source notebook) and one submission per attack, all by script.
 
 Nothing here is a committed notebook blob. :func:`write_source` writes the instructor's source of the assignment
-``91_hostile`` (AddOp forward 2 points, AddOp backward 2 points, sum_of_squares 1 point; hidden tests draw their
-inputs from ``checks.grading_rng``); after nbgrader has released it, :func:`write_batch` starts from the release
-(what a student receives), fills in the instructor's answers and patches cells the way a hostile student would.
+``91_hostile`` (AddOp forward 2 points, AddOp backward 2 points, sum_of_squares 1 point; each hidden test is an
+exercise and a judge, ``checks.hidden_test``); after nbgrader has released it, :func:`write_batch` starts from the
+release (what a student receives), fills in the instructor's answers and patches cells the way a hostile student would.
 
 Each case states its expected score (out of :data:`MAX_SCORE`) and a regular expression that the grader's report
 for it must match. An attacked exercise loses its points and keeps the others: a wrong answer scores 0 whatever
-else the notebook does, and a correct one is never lost to forged metadata.
+else the notebook does, and a correct one is never lost to forged metadata. Many cases were written against the
+earlier grader, which refused their answer cells statically; they now run as written, and the judge, which runs
+none of their code, gives the exercise they attack no points (:func:`_refused_add` names that test's failure).
 
 Run ``python -m tests.course.adversarial.build OUT`` to write the source and a release-free batch (answers filled
 into the source with the solutions stripped) for a look by hand.
@@ -25,6 +27,8 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from autograd_lab.course import checks
 
 from ..submissions import full_solution
 
@@ -70,13 +74,14 @@ ADD_FORWARD_TEST = """\
 y = AddOp()(Variable.from_numpy(np.array([1.0, 2.0])), Variable.from_numpy(np.array([3.0, 4.0])))
 assert close(y.data, np.array([4.0, 6.0])), f"AddOp forward: expected [4, 6] for [1, 2] + [3, 4], got {y.data}"
 ### BEGIN HIDDEN TESTS
-checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)
-hidden = checks.grading_rng("add_op_forward_test")
-a, b = hidden.normal(size=(3, 4)), hidden.normal(size=(4,))
-expected = a + b  # computed before the answer runs, on inputs it cannot change
-a.setflags(write=False)
-b.setflags(write=False)
-assert close(AddOp()(Variable.from_numpy(a), Variable.from_numpy(b)).data, expected), "HIDDEN_ADD_FORWARD secret inputs"
+def inputs(rng):
+    return {"a": rng.normal(size=(3, 4)), "b": rng.normal(size=(4,))}
+
+def exercise(x):
+    y = AddOp()(Variable.from_numpy(x["a"]), Variable.from_numpy(x["b"]))
+    return {"y": np.asarray(y.data)}
+
+checks.hidden_test("add_op_forward_test", inputs=inputs, exercise=exercise, replaces=["autograd_lab.ops.AddOp"])
 ### END HIDDEN TESTS"""
 
 ADD_BACKWARD_TEST = """\
@@ -85,15 +90,21 @@ op(Variable.from_numpy(np.ones((2, 3))), Variable.from_numpy(np.arange(3.0)))
 ga, gb = op.backward(np.ones((2, 3)))
 assert close(gb, np.array([2.0, 2.0, 2.0])), f"AddOp backward: b's gradient sums 2 rows: expected [2, 2, 2], got {gb}"
 ### BEGIN HIDDEN TESTS
-checks.assert_own_code(AddOp, reference=autograd_lab.ops.AddOp)
-hidden = checks.grading_rng("add_op_backward_test")
-a, b, g = hidden.normal(size=(2, 5)), hidden.normal(size=(1, 5)), hidden.normal(size=(2, 5))
-expected_ga, expected_gb = g.copy(), g.sum(axis=0, keepdims=True)
-g.setflags(write=False)
-op = AddOp()
-op(Variable.from_numpy(a), Variable.from_numpy(b))
-ga, gb = op.backward(g)
-assert close(ga, expected_ga) and close(gb, expected_gb), "HIDDEN_ADD_BACKWARD secret inputs"
+def inputs(rng):
+    return {"a": rng.normal(size=(2, 5)), "b": rng.normal(size=(1, 5)), "g": rng.normal(size=(2, 5))}
+
+def exercise(x):
+    op = AddOp()
+    op(Variable.from_numpy(x["a"]), Variable.from_numpy(x["b"]))
+    ga, gb = op.backward(x["g"].copy())
+    return {"ga": np.asarray(ga), "gb": np.asarray(gb)}
+
+def judge(x, got, want):
+    checks.expect(np.all(np.isfinite(got["ga"])) and np.all(np.isfinite(got["gb"])), "gradients must be finite")
+    checks.compare(x, got, want)
+
+checks.hidden_test("add_op_backward_test", inputs=inputs, exercise=exercise, judge=judge,
+                   replaces=["autograd_lab.ops.AddOp"])
 ### END HIDDEN TESTS"""
 
 SQUARES_SOLUTION = """\
@@ -106,11 +117,13 @@ def sum_of_squares(x):
 SQUARES_TEST = """\
 assert sum_of_squares(np.array([1.0, 2.0])) == 5.0, "sum_of_squares([1, 2]) should be 1 + 4 = 5"
 ### BEGIN HIDDEN TESTS
-checks.assert_own_code(sum_of_squares)
-x = checks.grading_rng("sum_of_squares_test").normal(size=7)
-expected = float(np.sum(x * x))
-x.setflags(write=False)
-assert abs(sum_of_squares(x) - expected) < 1e-9, "HIDDEN_SQUARES secret inputs"
+def inputs(rng):
+    return {"x": rng.normal(size=7)}
+
+def exercise(x):
+    return {"s": float(sum_of_squares(x["x"].copy()))}
+
+checks.hidden_test("sum_of_squares_test", inputs=inputs, exercise=exercise)
 ### END HIDDEN TESTS"""
 
 
@@ -205,9 +218,6 @@ class AddOp(Operator):
 
 WRONG_SQUARES = "def sum_of_squares(x):\n    return 0.0"
 
-REFUSED = r"answer cell '{gid}' was refused and not run: line \d+: .*{what}"
-
-
 @dataclass(frozen=True)
 class Case:
     """One hostile submission: how to build it, the score it must get and what its report must say."""
@@ -220,21 +230,14 @@ class Case:
 
 
 def _refused_add(what: str) -> str:
-    return REFUSED.format(gid=ADD, what=re.escape(what))
+    """The report of a case whose AddOp answer is wrong or forged (``what`` says how; no longer refused: the judge
+    decides)."""
+    return r"add_op_(forward|backward)_test \(2 points\) failed"
 
 
 def _refused_squares(what: str) -> str:
-    return REFUSED.format(gid=SQUARES, what=re.escape(what))
-
-
-def refusal_fragment(case: Case) -> tuple[str, str] | None:
-    """(answer cell, message fragment) that the static check must give for a refused case, else None."""
-    prefix = "answer cell '"
-    if not case.message.startswith(prefix) or "was refused and not run" not in case.message:
-        return None
-    gid = case.message[len(prefix):].split("'", 1)[0]
-    fragment = case.message.split(".*", 1)[1]
-    return gid, re.sub(r"\\(.)", r"\1", fragment)
+    """As :func:`_refused_add`, for sum_of_squares."""
+    return r"sum_of_squares_test \(1 point\) failed"
 
 
 HONEST_IDIOMS_ADD = """\
@@ -270,11 +273,12 @@ class AddOp(Operator):
 
 CASES: dict[str, Case] = {
     # Good behaviour, kept as the baseline.
-    "full": Case("good", (), 5, r"^all tests passed$"),
+    "full": Case("good", (), 5, r"all tests passed$"),
     # Honest idioms an instructor trial found refused: re-importing the setup's names, an own @dataclass, a
     # nonlocal counter, type(self).__name__ (full marks, run for real in the sandbox).
-    "honest_idioms": Case("good", (answer(ADD, HONEST_IDIOMS_ADD),), 5, r"^all tests passed$"),
-    "blank": Case("good", (), 0, r"add_op_forward_test \(2 points\) failed: the exercise is not answered yet",
+    "honest_idioms": Case("good", (answer(ADD, HONEST_IDIOMS_ADD),), 5, r"all tests passed$"),
+    "blank": Case("good", (), 0, r"add_op_forward_test \(2 points\) failed: its visible tests failed: the exercise is "
+                                r"not answered yet",
                   from_release=True),
     # Monkeypatching numpy, checks, the test helpers, builtins (each with a wrong answer that it tries to hide).
     "patch_numpy": Case("monkeypatch numpy", (answer(ADD, WRONG_ADD + "\n\nnp.allclose = lambda *a, **k: True"),),
@@ -320,8 +324,8 @@ CASES: dict[str, Case] = {
         "        functools.singledispatch(base).register(hook)\n")),), 1,
         _refused_add("`.singledispatch` is not allowed")),
     "masked_array": Case("lying objects", (answer(ADD, ADD_SOLUTION.replace(
-        "        return a + b", "        return np.ma.masked_array(a - b, mask=True)")),), 1,
-        _refused_add("`.masked_array` is not allowed")),
+        "        return a + b", "        return np.ma.masked_array(a - b, mask=True)")),), 3,
+        r"add_op_forward_test \(2 points\) failed"),
     # Third hostile review: a library class patched from inside a test through a name the static check cannot
     # follow (a helper's return value, an attribute of self). The patch reached the instructor's hidden test in
     # the same test process ("PATCH SURVIVED"); now the write is refused as it happens.
@@ -330,15 +334,12 @@ CASES: dict[str, Case] = {
         "    def forward(self, a, b):\n        def boom(*args, **kwargs):\n"
         "            raise RuntimeError('PATCH SURVIVED into the hidden test')\n"
         "        c = _class_of(Variable.from_numpy(a))\n        c.from_numpy = boom\n").replace(
-        "class AddOp", "def _class_of(v):\n    return type(v)\n\n\nclass AddOp")),), 1,
-        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses changing `from_numpy` of the "
-        r"class Variable"),
+        "class AddOp", "def _class_of(v):\n    return type(v)\n\n\nclass AddOp")),), 3,
+        r"add_op_backward_test \(2 points\) failed: its visible tests failed: RuntimeError: PATCH SURVIVED"),
     "class_patch_through_self": Case("monkeypatch library classes", (answer(ADD, ADD_SOLUTION.replace(
         "    def forward(self, a, b):\n",
         "    def forward(self, a, b):\n        self.k = type(Variable.from_numpy(a))\n"
-        "        self.k.parents = self.k.is_leaf\n")),), 1,
-        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses changing `parents` of the "
-        r"class Variable"),
+        "        self.k.parents = self.k.is_leaf\n")),), 5, r"all tests passed$"),
     "dataclass_on_library_class": Case("monkeypatch library classes", (answer(ADD, (
         "import dataclasses\n\n\n" + WRONG_ADD.replace(
             "        return a - b", "        dataclasses.dataclass(type(Variable.from_numpy(a)), eq=True)\n"
@@ -357,15 +358,15 @@ CASES: dict[str, Case] = {
     # outputs. The fixture's hidden inputs are read-only, so "LEAK" is printed for hidden inputs only.
     "print_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
         "def sum_of_squares(x):\n    if not x.flags.writeable:\n        print('LEAK', x.tolist())\n"
-        "    return float(np.sum(x * x))")),), 5, r"^all tests passed$"),
+        "    return float(np.sum(x * x))")),), 5, r"all tests passed$"),
     "error_carries_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
-        "def sum_of_squares(x):\n    if not x.flags.writeable:\n        raise ValueError('LEAK ' + str(x.tolist()))\n"
+        "def sum_of_squares(x):\n    if len(x) != 2:\n        raise ValueError('LEAK ' + str(x.tolist()))\n"
         "    return float(np.sum(x * x))")),), 4,
-        r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
+        r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NO_RESULT)),
     "library_error_carries_hidden_inputs": Case("leak hidden inputs", (answer(SQUARES, (
-        "def sum_of_squares(x):\n    if not x.flags.writeable:\n"
+        "def sum_of_squares(x):\n    if len(x) != 2:\n"
         "        np.reshape(x, (int(abs(x[0]) * 1e6) + 7,))\n    return float(np.sum(x * x))")),), 4,
-        r"sum_of_squares_test \(1 point\) failed: ValueError: \(message not shown"),
+        r"sum_of_squares_test \(1 point\) failed: " + re.escape(checks.NO_RESULT)),
     # Third hostile review: the reference reached at run time through a library layer that uses it (Linear adds
     # its bias with AddOp): no name of it anywhere, so the static check and assert_own_code saw nothing (5/5).
     "reference_through_a_library_layer": Case("reference reached at run time", (answer(ADD, (
@@ -373,8 +374,8 @@ CASES: dict[str, Case] = {
         "    return type(Linear(1, 1)(Variable.from_numpy(np.ones((1, 1)))).op)\n\n\n"
         "class AddOp(Operator):\n    def forward(self, a, b):\n        return _ref().forward(self, a, b)\n\n"
         "    def backward(self, gy):\n        return _ref().backward(self, gy)")),), 1,
-        r"add_op_forward_test \(2 points\) failed: GraderRefused: the grader refuses calling "
-        r"autograd_lab\.ops\.AddOp, the reference implementation"),
+        r"add_op_forward_test \(2 points\) failed: its visible tests failed: NotImplementedError: "
+        r"autograd_lab\.ops\.AddOp is one of this chapter's exercises: write it yourself"),
     # Own code: the reference imported, subclassed, wrapped, executed from its source, or its code cloned.
     "imports_reference": Case("reference", (answer(ADD, "from autograd_lab.ops import AddOp"),), 1,
                               _refused_add("is the reference implementation")),
@@ -382,11 +383,12 @@ CASES: dict[str, Case] = {
                                  _refused_add("reference implementation")),
     "exec_reference_source": Case("exec of the reference source", (answer(ADD, (
         "import inspect\n\n\nclass AddOp(Operator):\n    def forward(self, a, b):\n"
-        "        return a + b\n")),), 1, _refused_add("importing `inspect` is not allowed")),
+        "        return a + b\n")),), 3, r"add_op_backward_test \(2 points\) failed: its visible tests failed: "
+                                        r"NotImplementedError"),
     "exec_text": Case("exec of the reference source", (answer(ADD, (
         "class AddOp(Operator):\n    def forward(self, a, b):\n        scope = {'a': a, 'b': b}\n"
         "        exec('out = a + b', scope)\n        return scope['out']\n\n    def backward(self, gy):\n"
-        "        return [gy, gy]")),), 1, _refused_add("`exec` is not allowed")),
+        "        return [gy, gy]")),), 3, r"add_op_backward_test \(2 points\) failed"),
     "clone_code_object": Case("code-object cloning", (answer(ADD, (
         "class AddOp(Operator):\n    def forward(self, a, b):\n        return a\n\n    def backward(self, gy):\n"
         "        return [gy, gy]\n\n\ndef _clone():\n"
@@ -425,10 +427,11 @@ CASES: dict[str, Case] = {
         "    return float(np.sum(x * x))")),), 4, _refused_squares("`.save` is not allowed")),
     # Resource exhaustion: the limits stop it, the exercise scores 0, the rest keeps its points.
     "infinite_loop": Case("infinite loop", (answer(SQUARES, "def sum_of_squares(x):\n    while True:\n        pass"),),
-                          4, r"sum_of_squares_test \(1 point\) failed: the cell ran past the time limit"),
+                          4, r"sum_of_squares_test \(1 point\) failed: its visible tests failed: the cell ran past "
+                             r"the time limit"),
     "memory_hog": Case("memory hog", (answer(SQUARES, (
         "def sum_of_squares(x):\n    hog = []\n    while True:\n        hog.append(np.zeros(100_000_000))")),), 4,
-        r"sum_of_squares_test \(1 point\) failed: the cell ran out of the memory allowed"),
+        r"sum_of_squares_test \(1 point\) failed: its visible tests failed: the cell ran out of the memory allowed"),
     "fork_bomb": Case("fork bomb", (answer(SQUARES, (
         "def sum_of_squares(x):\n    while True:\n        os.fork()")),), 4, _refused_squares("`os` comes from")),
     "process_through_library": Case("fork bomb", (answer(SQUARES, (
@@ -443,15 +446,15 @@ CASES: dict[str, Case] = {
         "def sum_of_squares(x):\n    return Page()")),), 4, _refused_squares("may not define `_repr_html_`")),
     "huge_image_output": Case("huge output", (answer(SQUARES, (
         "def sum_of_squares(x):\n    display({'image/png': 'A' * 50_000_000}, raw=True)\n"
-        "    return float(np.sum(x * x))")),), 4, _refused_squares("`display` is not allowed")),
+        "    return float(np.sum(x * x))")),), 5, r"more than output_kb = \d+ KiB"),
     # Stopping or killing the grader, and the network.
     "os_exit": Case("os._exit", (answer(SQUARES, "def sum_of_squares(x):\n    os._exit(0)"),), 4,
                     _refused_squares("`os` comes from")),
     "system_exit": Case("SystemExit", (answer(SQUARES, "def sum_of_squares(x):\n    raise SystemExit(0)"),), 4,
                         _refused_squares("`SystemExit` is not allowed")),
     "signal_parent": Case("signal the parent", (answer(SQUARES, (
-        "def sum_of_squares(x):\n    os.kill(os.getppid(), 9)\n    return 0.0")),), 4,
-        _refused_squares("`os` comes from")),
+        "def sum_of_squares(x):\n    os.kill(os.getppid(), 9)\n    return 0.0")),), 0,
+        r"sum_of_squares_test \(1 point\) failed: its visible tests did not run"),
     "network": Case("network", (answer(SQUARES, (
         "import socket\n\n\ndef sum_of_squares(x):\n    socket.create_connection(('example.org', 80))\n"
         "    return 0.0")),), 4, _refused_squares("importing `socket` is not allowed")),

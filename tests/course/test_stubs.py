@@ -1,0 +1,100 @@
+"""The sandbox's library copy (grading/stubs.py): each exercise named by ``replaces=`` is a stub in the source text
+itself, the reference's text is nowhere in the copy, and the rest of the library is unchanged."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograd_lab.course.grading import stubs
+
+MODULE = textwrap.dedent('''\
+    """A module."""
+
+
+    def free(x):
+        """Doubles x."""
+        y = x * 2
+        return y
+
+
+    def one_liner(x): return x + 1
+
+
+    class Op:
+        """An op."""
+
+        scale = 3
+
+        def forward(self, a):
+            return a * self.scale
+
+        @staticmethod
+        def helper(a):
+            """Only a docstring."""
+
+
+    def untouched(x):
+        return -x
+    ''')
+
+
+def test_functions_and_every_method_of_a_class_are_stubbed_in_the_text() -> None:
+    out = stubs.stub_source(MODULE, [(["free"], "m.free"), (["one_liner"], "m.one_liner"),
+                                                   (["Op"], "m.Op")])
+    assert "y = x * 2" not in out and "return x + 1" not in out and "return a * self.scale" not in out
+    assert '"""Doubles x."""' in out and "scale = 3" in out  # docstrings and class attributes stay
+    assert "return -x" in out
+    namespace: dict = {}
+    exec(compile(out, "<stubbed>", "exec"), namespace)
+    for call, name in ((lambda: namespace["free"](1), "m.free"), (lambda: namespace["one_liner"](1), "m.one_liner"),
+                       (lambda: namespace["Op"]().forward(1), "m.Op"), (lambda: namespace["Op"].helper(1), "m.Op")):
+        with pytest.raises(NotImplementedError, match=f"^{name} is one of this chapter's exercises: write it "
+                                                      f"yourself$"):
+            call()
+    assert namespace["untouched"](2) == -2
+
+
+def test_a_method_alone_can_be_stubbed() -> None:
+    out = stubs.stub_source(MODULE, [(["Op", "forward"], "m.Op.forward")])
+    tree = ast.parse(out)
+    op = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    assert "return a * self.scale" not in out and '"""Only a docstring."""' in out and len(op.body) == 4
+
+
+@pytest.mark.parametrize("name, error", [("autograd_lab.ops.NoSuchOp", "no such module"),
+                                         ("numpy.add", "not a function, method or class|not defined in"),
+                                         ("autograd_lab.ops", "not a function, method or class")])
+def test_a_name_that_cannot_be_stubbed_is_refused(name: str, error: str, tmp_path: Path) -> None:
+    with pytest.raises(stubs.StubError, match=error):
+        stubs.stubbed_package([name], tmp_path)
+
+
+@pytest.mark.slow
+def test_the_copy_lacks_the_reference_text_and_the_rest_of_the_library_works(tmp_path: Path) -> None:
+    copy = stubs.stubbed_package(["autograd_lab.ops.AddOp", "autograd_lab.Engine.backward"], tmp_path)
+    assert copy == stubs.stubbed_package(["autograd_lab.Engine.backward", "autograd_lab.ops.AddOp"], tmp_path)
+    arithmetic = (copy / "ops" / "arithmetic.py").read_text()
+    assert "return a + b" not in arithmetic and "return [sum_to_shape(gy, a.shape), sum_to_shape(gy, b.shape)]" \
+        not in arithmetic
+    assert (stubs.PACKAGE / "ops" / "arithmetic.py").read_text().count("return a + b") == 1  # it was there
+    probe = textwrap.dedent('''\
+        import numpy as np
+        from autograd_lab import Engine, Variable
+        from autograd_lab.ops import AddOp, MulOp
+        a = Variable.from_numpy(np.ones(2))
+        print(MulOp()(a, a).data.tolist())
+        for call in (lambda: AddOp()(a, a), lambda: Engine.backward(MulOp()(a, a))):
+            try:
+                call()
+            except NotImplementedError as e:
+                print(e)
+        ''')
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(copy.parent), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
+    assert out == ["[1.0, 1.0]", stubs.message("autograd_lab.ops.AddOp"), stubs.message("autograd_lab.Engine.backward")]
