@@ -50,7 +50,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograd_lab.course.preprocessors import (
+from autograd_lab.course.instructor.preprocessors import (
     DeduplicateCellIds,
     LimitOutputSize,
     NeutraliseOutputs,

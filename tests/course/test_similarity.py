@@ -10,7 +10,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograd_lab.cli import main
-from autograd_lab.course.similarity import normalise, ratio, similarity_report
+from autograd_lab.course.instructor.similarity import normalise, ratio, similarity_report
 from autograd_lab.ops import SubOp
 
 ORIGINAL = '''def topo(root):

@@ -1,17 +1,16 @@
-"""``autograd-lab course progress``: run each workspace notebook and report which visible tests pass.
+"""``autograd-lab course progress``: run each workspace notebook as the learner has it and report per exercise.
 
 Each notebook runs on a copy (the learner's file is never modified) in a fresh ``python3`` kernel with a per-cell
-timeout, from the notebook's own folder. A graded test cell passes when it runs without an error. The points shown
-are those of the visible tests only: the grader also runs hidden tests, so the final score can be lower.
+timeout, from the notebook's own folder, exactly as Jupyter's *Restart and Run All* would: the release holds the
+visible tests only, so that is what runs. A graded test cell passes when it runs without an error. The points shown
+are those of the visible tests: the grader also runs each test's hidden part on inputs drawn for each submission,
+so the final score can be lower. No answer is refused for its style; there is no check here that the grader makes
+differently.
 
-Before running, each answer cell goes through the grader's static check (the same function the grader calls,
-:func:`autograd_lab.course.grading.static.check_answer_cell`): a refusal is reported with its cell and line, and
-the tests of a refused answer cell count as failing, since the grader would not run the cell at all. The check
-here cannot know the references named by the hidden tests (they are not in the release), so the grader may still
-refuse an answer that imports the reference itself.
-
-Challenge tests (the optional tier: locked, ungraded cells with grade id ``<x>_challenge_test``) are reported on a
-line of their own as passed, not attempted or failing; they never count towards the points.
+Each exercise (an answer cell and the graded tests after it) is reported as ``passed``, ``not answered``,
+``failing`` or ``did not run``. Challenge tests (the optional tier: locked, ungraded cells with grade id
+``<x>_challenge_test``) are reported on a line of their own; they never count towards the points. A notebook saved
+in nbformat 3 is converted for the run (``nbformat.convert``).
 """
 
 from __future__ import annotations
@@ -29,22 +28,34 @@ from nbclient.exceptions import DeadKernelError
 QUIET_KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=ERROR",)
 MESSAGE_LIMIT = 2000  # characters of a failing test's message shown by ``progress -v``
 
-HIDDEN_TESTS_NOTE = ("Points count the visible tests only. Grading also runs hidden tests, including a check that each "
-                     "answer is your own code: an answer imported from autograd_lab passes here but scores 0 there.")
+HIDDEN_TESTS_NOTE = ("Points count the visible tests only. Grading also runs each test's hidden part, on other inputs "
+                     "(other shapes and values) drawn for your submission, so the final score can be lower.")
+NOT_ANSWERED = "not answered yet (the answer cell still raises NotImplementedError)"
 
 
 @dataclass
 class TestResult:
-    """One graded test cell: its grade id, points, and the error that made it fail (None when it passed)."""
+    """One graded test cell: its grade id, points, the error that made it fail (None when it passed), and the
+    exercise it tests (the grade id of the answer cell above it without ``_code``; its own id if none)."""
 
     grade_id: str
     points: float
     error: str | None
+    exercise: str = ""
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    """One exercise: its name and one of ``passed``, ``not answered``, ``failing`` or ``did not run``."""
+
+    name: str
+    status: str
 
 
 CHALLENGE_SUFFIX = "_challenge_test"
 CHALLENGE_NOTE = "Challenges are optional and never change the points (100% needs none of them)."
 PASSED, NOT_ATTEMPTED, FAILING, DID_NOT_RUN = "passed", "not attempted", "failing", "did not run"
+UNANSWERED = "not answered"  # an exercise whose every test stops at the released stub
 
 
 @dataclass
@@ -57,32 +68,19 @@ class ChallengeResult:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class StaticRefusal:
-    """One reason the grader's static check refuses an answer cell: its grade id, its 1-based position among the
-    notebook's cells, the 1-based line in the cell and the grader's message."""
-
-    grade_id: str
-    cell: int
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"answer cell '{self.grade_id}' (cell {self.cell}), line {self.line}: {self.message}"
-
-
 @dataclass
 class NotebookProgress:
     """The visible-test results of one notebook; ``problem`` is set when the notebook could not run to the end.
 
-    ``challenges`` holds the optional challenge tests, which are not part of ``points`` or ``complete``.
+    ``challenges`` holds the optional challenge tests, which are not part of ``points`` or ``complete``;
+    ``converted`` is True when the file is in nbformat 3 and was converted for the run.
     """
 
     name: str
     tests: list[TestResult] = field(default_factory=list)
     problem: str | None = None
     challenges: list[ChallengeResult] = field(default_factory=list)
-    refusals: list[StaticRefusal] = field(default_factory=list)
+    converted: bool = False
 
     @property
     def points(self) -> float:
@@ -94,27 +92,46 @@ class NotebookProgress:
 
     @property
     def complete(self) -> bool:
-        return self.problem is None and not self.refusals and all(t.error is None for t in self.tests)
+        return self.problem is None and all(t.error is None for t in self.tests)
+
+    @property
+    def exercises(self) -> list[ExerciseResult]:
+        """The exercises in notebook order, each with the status of its tests taken together."""
+        names = list(dict.fromkeys(t.exercise or t.grade_id for t in self.tests))
+        return [ExerciseResult(n, _status([t.error for t in self.tests if (t.exercise or t.grade_id) == n]))
+                for n in names]
 
 
-def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> NotebookProgress:
-    """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes.
+def _status(errors: list[str | None]) -> str:
+    if all(e is None for e in errors):
+        return PASSED
+    if all(e == NOT_ANSWERED for e in errors):
+        return UNANSWERED
+    if all(e in (DID_NOT_RUN, None) for e in errors):
+        return DID_NOT_RUN
+    return FAILING
 
-    ``release``: the released notebook it came from, if at hand; its stubs make the static check exactly the
-    grader's (see :func:`static_refusals`)."""
+
+def read_notebook(path: Path) -> tuple[nbformat.NotebookNode, bool]:
+    """The notebook at ``path`` as nbformat 4, and whether it was converted from an older major version.
+
+    Raises:
+        nbformat.reader.NotJSONError, ValueError, OSError: for a file that is not a readable notebook.
+    """
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    if nb.nbformat < 4:
+        return nbformat.convert(nb, 4), True
+    return nb, False
+
+
+def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
+    """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes."""
     progress = NotebookProgress(path.name)
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb, progress.converted = read_notebook(path)
     except Exception as exc:  # any unreadable file is reported, not raised
         progress.problem = f"cannot be read as a notebook: {exc}"
         return progress
-    released = None
-    if release is not None and release.is_file():
-        try:
-            released = nbformat.read(release, as_version=4)
-        except Exception:  # an unreadable release only makes the check less exact
-            released = None
-    progress.refusals = static_refusals(nb, released)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             interrupt_on_timeout=True, resources={"metadata": {"path": str(path.parent)}},
                             extra_arguments=list(QUIET_KERNEL_ARGUMENTS))
@@ -123,70 +140,7 @@ def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> 
     except DeadKernelError:
         progress.problem = "the kernel died while running it (os._exit, a crash, or out of memory)"
     progress.tests, progress.challenges = collect_results(nb)
-    mark_refused(nb, progress)
     return progress
-
-
-def static_refusals(nb: nbformat.NotebookNode, released: nbformat.NotebookNode | None = None) -> list[StaticRefusal]:
-    """The grader's static check on each answer cell of ``nb``, with the arguments the grader gives it.
-
-    The names the instructor's locked cells bind are protected, except those the exercise's own answer binds; the
-    grader reads those from the instructor's answer, which here is the released stub (``released``: across the
-    course both bind the same such names). Without the release, the names the learner's cell binds stand in
-    (more lenient). As in the grader, an answer cell equal to its released stub is not checked, nor a line
-    ``raise NotImplementedError()`` after ``# YOUR CODE HERE``: its test reports it as not answered.
-    """
-    from autograd_lab.course.grading.assemble import ANSWER, HELPER, bound_names, cell_kind, source_meta
-    from autograd_lab.course.grading.static import check_answer_cell
-
-    kinds = [cell_kind(c) for c in nb.cells]
-    helpers = set().union(*(bound_names(c.source) for c, k in zip(nb.cells, kinds) if k == HELPER))
-    stubs = {str(source_meta(c).get("grade_id")): c.source for c in (released.cells if released else [])
-             if cell_kind(c) == ANSWER}
-    found: list[StaticRefusal] = []
-    for number, (cell, kind) in enumerate(zip(nb.cells, kinds), start=1):
-        if kind != ANSWER:
-            continue
-        grade_id = str(source_meta(cell).get("grade_id", "?"))
-        stub = stubs.get(grade_id)
-        if stub is not None and cell.source == stub:
-            continue
-        lines = cell.source.splitlines()
-        own = bound_names(stub if stub is not None else cell.source)
-        for refusal in check_answer_cell(cell.source, grade_id=grade_id,
-                                         protected_names=frozenset(helpers - own)):
-            at = refusal.line - 1
-            if 0 < at < len(lines) and lines[at].strip() == "raise NotImplementedError()" and \
-                    lines[at - 1].strip() == "# YOUR CODE HERE":
-                continue
-            found.append(StaticRefusal(grade_id, number, refusal.line, refusal.message))
-    return found
-
-
-def mark_refused(nb: nbformat.NotebookNode, progress: NotebookProgress) -> None:
-    """Mark as failing each test (graded or challenge) that follows a refused answer cell, up to the next answer
-    cell: the grader runs a refused cell as a line that raises, so those tests fail there."""
-    refused = {r.grade_id for r in progress.refusals}
-    if not refused:
-        return
-    owner: dict[str, str] = {}  # test grade id -> the answer cell above it
-    current = None
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code":
-            continue
-        if meta.get("solution"):
-            current = str(meta.get("grade_id", "?"))
-        elif current is not None:
-            owner[str(meta.get("grade_id", "?"))] = current
-    note = "the grader refuses answer cell '{}' and would not run it (see the refusals above)"
-    for test in progress.tests:
-        if owner.get(test.grade_id) in refused:
-            test.error = note.format(owner[test.grade_id])
-    for challenge in progress.challenges:
-        answer = owner.get(challenge.name + CHALLENGE_SUFFIX)
-        if answer in refused:
-            challenge.status, challenge.error = FAILING, note.format(answer)
 
 
 def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[ChallengeResult]]:
@@ -194,6 +148,7 @@ def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[C
     tests: list[TestResult] = []
     challenges: list[ChallengeResult] = []
     answers = {}  # grade id -> source of each answer cell, to tell an untouched challenge from a failing one
+    exercise = ""  # the answer cell above, without "_code"
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type != "code":
@@ -201,13 +156,14 @@ def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[C
         grade_id = str(meta.get("grade_id", "?"))
         if meta.get("solution"):
             answers[grade_id] = cell.source
+            exercise = grade_id.removesuffix("_code")
         if not meta.get("grade") and not grade_id.endswith(CHALLENGE_SUFFIX):
             continue
         errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         ran = cell.get("execution_count") is not None or bool(cell.get("outputs"))
         if meta.get("grade"):
             error = _describe(errors[-1]) if errors else (None if ran else DID_NOT_RUN)
-            tests.append(TestResult(grade_id, float(meta.get("points", 0)), error))
+            tests.append(TestResult(grade_id, float(meta.get("points", 0)), error, exercise))
         else:
             answer = answers.get(grade_id[: -len(CHALLENGE_SUFFIX)] + "_challenge_code", "")
             challenges.append(_challenge(grade_id, cell, errors, ran, answer))
@@ -228,12 +184,8 @@ def _challenge(grade_id: str, cell: nbformat.NotebookNode, errors: list, ran: bo
     return ChallengeResult(name, PASSED if ran else DID_NOT_RUN)
 
 
-def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60,
-                       release: Path | None = None) -> list[NotebookProgress]:
+def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60) -> list[NotebookProgress]:
     """Run every ``*.ipynb`` in ``workspace`` (or only ``names``: file names or stems) in name order.
-
-    ``release``: the folder of released notebooks (``notebooks/``); a notebook of the same name there makes the
-    static check exactly the grader's.
 
     Raises:
         FileNotFoundError: if the workspace holds no notebook (run setup first), or a name in ``names`` matches none
@@ -249,21 +201,24 @@ def workspace_progress(workspace: Path, names: list[str] | None = None, timeout:
             raise FileNotFoundError(f"no notebook in {workspace} matches {quoted}; available: "
                                     f"{', '.join(p.stem for p in paths)}")
         paths = [p for p in paths if p.name in names or p.stem in names]
-    return [run_notebook(p, timeout=timeout, release=release / p.name if release is not None else None)
-            for p in paths]
+    return [run_notebook(p, timeout=timeout) for p in paths]
 
 
 def format_progress(results: list[NotebookProgress], verbose: bool = False) -> str:
-    """A table: notebook, visible tests passed, points; failing tests listed under their notebook if ``verbose``."""
+    """A table: notebook, visible tests passed, points; under each notebook a line with each exercise's status
+    and one with its challenges; each failing test's message under its notebook if ``verbose``."""
     lines = [f"{'notebook':<40} {'visible tests':>14} {'points':>10}"]
     for r in results:
         passed = sum(t.error is None for t in r.tests)
         mark = "done" if r.complete else ""
         lines.append(f"{r.name:<40} {f'{passed}/{len(r.tests)}':>14} {f'{r.points:g}/{r.max_points:g}':>10}  {mark}")
+        if r.converted:
+            lines.append("    saved in nbformat 3: converted for this run (save it again in JupyterLab to update it)")
         if r.problem:
             lines.append(f"    {r.problem}")
-        for refusal in r.refusals:
-            lines += textwrap.wrap(f"refused by the grader: {refusal}", width=100, initial_indent="    ",
+        if r.exercises and not r.complete:
+            listed = "; ".join(f"{e.name} {e.status}" for e in r.exercises)
+            lines += textwrap.wrap(f"exercises: {listed}", width=100, initial_indent="    ",
                                    subsequent_indent="      ")
         if r.challenges:
             listed = "; ".join(f"{c.name} {c.status}" for c in r.challenges)
@@ -281,7 +236,7 @@ def format_progress(results: list[NotebookProgress], verbose: bool = False) -> s
 
 def _describe(error: nbformat.NotebookNode) -> str:
     if error.ename == "NotImplementedError" and not error.evalue.strip():
-        return "not answered yet (the answer cell still raises NotImplementedError)"
+        return NOT_ANSWERED
     return f"{error.ename}: {error.evalue}".strip()
 
 
