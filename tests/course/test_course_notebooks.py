@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from autograd_lab.course import instructor
-from autograd_lab.course.learner.progress import workspace_progress
 from autograd_lab.course.instructor.sync import check_release_in_sync
+from autograd_lab.course.learner.progress import workspace_progress
 
 from .conftest import COURSE, REPO, copy_course
 from .submissions import CASES, write_batch

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from autograd_lab.course import instructor
-from autograd_lab.course.instructor.report import SubmissionReport
 from autograd_lab.course.grading import batch
 from autograd_lab.course.grading.limits import course_limits
+from autograd_lab.course.instructor.report import SubmissionReport
 
 from .conftest import FIXTURE_SOURCE, copy_course
 from .submissions import CASES, SHARED_WITH_HIDDEN_TEST, write_batch

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograd_lab.course.instructor.course_root import assignments
-from autograd_lab.course.instructor.release import release
+from autograd_lab.course.instructor.student_release import release
 
 _KEPT_METADATA = ("nbgrader", "editable", "deletable")
 

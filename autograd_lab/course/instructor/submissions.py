@@ -87,7 +87,8 @@ def collect(course_dir: Path, source: Path, which: Sequence[str] = ()) -> Collec
             rel = notebook.relative_to(root).as_posix()
             stamp = notebook.parent / TIMESTAMP_FILE
             if stamp.is_file():
-                when, origin = _read_timestamp(stamp, f"{rel.rsplit('/', 1)[0]}/{TIMESTAMP_FILE}", source), TIMESTAMP_FILE
+                shown = f"{rel.rsplit('/', 1)[0]}/{TIMESTAMP_FILE}"
+                when, origin = _read_timestamp(stamp, shown, source), TIMESTAMP_FILE
             else:
                 when = file_times.get(rel) or _utc(dt.datetime.fromtimestamp(notebook.stat().st_mtime, dt.timezone.utc))
                 origin = "file time"
