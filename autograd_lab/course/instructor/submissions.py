@@ -27,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograd_lab.course.instructor.course_root import CourseError, assignments
+from autograd_lab.course.instructor.course_root import CourseError, assignments, tools_on_path
 from autograd_lab.course.instructor.report import expected_notebooks
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -196,7 +196,7 @@ def class_list_warnings(course_dir: Path, submissions: Sequence[Submission]) -> 
         return [f"no gradebook at {db} yet, so no class list to check the student ids against and no due dates: "
                 f"add them first (docs/instructor.md, section 2a)"]
     warnings = []
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with tools_on_path(), Gradebook(f"sqlite:///{db}") as gb:
         roster = {s.id for s in gb.students}
         unknown = sorted({s.student for s in submissions} - roster)
         if not roster:
