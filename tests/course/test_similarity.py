@@ -57,7 +57,8 @@ def _course(tmp_path: Path) -> Path:
     source = new_notebook(cells=[
         new_code_cell("class SubOp:\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION",
                       metadata=_meta("sub_code", solution=True)),
-        new_code_cell("checks.assert_own_code(SubOp, reference=autograd_lab.ops.SubOp)",
+        new_code_cell("checks.hidden_test('sub_test', inputs=inputs, exercise=exercise,\n"
+                      "                  replaces=['autograd_lab.ops.SubOp', 'autograd_lab.ops.SubOp'])",
                       metadata=_meta("sub_test", grade=True, locked=True, points=1)),
         new_code_cell("def topo(root):\n    ### BEGIN SOLUTION\n    return []\n    ### END SOLUTION",
                       metadata=_meta("topo_code", solution=True)),
