@@ -17,12 +17,12 @@ shadowed); nbgrader itself is imported only when a step runs.
 """
 
 from autograd_lab.course.instructor.autograding import autograde, secret_warning
-from autograd_lab.course.instructor.submissions import Collection, Submission, collect
 from autograd_lab.course.instructor.course_root import CourseError, assignments, run_nbgrader
 from autograd_lab.course.instructor.feedback_files import Feedback, feedback
 from autograd_lab.course.instructor.grades import export_grades
-from autograd_lab.course.instructor.student_release import release
 from autograd_lab.course.instructor.report import SubmissionReport
+from autograd_lab.course.instructor.student_release import release
+from autograd_lab.course.instructor.submissions import Collection, Submission, collect
 from autograd_lab.course.instructor.validation import validate, validate_notebooks
 
 __all__ = ["Collection", "CourseError", "Feedback", "Submission", "SubmissionReport", "assignments", "autograde",
