@@ -82,17 +82,23 @@ def test_each_test_belongs_to_the_exercise_of_the_answer_cell_above_it() -> None
         new_code_cell("...", metadata=graded_meta("mul_test"), execution_count=5, outputs=[stub]),
         new_code_cell("def neg(a):\n    return -a", metadata=answer_meta("neg_code"), execution_count=6),
         new_code_cell("...", metadata=graded_meta("neg_test"), execution_count=7),
+        # A constant answer left as released: the cell itself raises, so its test meets a NameError.
+        new_code_cell("VIEWS = ...\n# YOUR CODE HERE\nraise NotImplementedError()", metadata=answer_meta("views_code"),
+                      execution_count=8, outputs=[stub]),
+        new_code_cell("...", metadata=graded_meta("views_test"), execution_count=9, outputs=[
+            new_output("error", ename="NameError", evalue="name 'VIEWS' is not defined", traceback=[])]),
     ])
     tests, _ = collect_results(nb)
     assert [(t.grade_id, t.points, t.error, t.exercise) for t in tests] == [
         ("add_op_forward_test", 2, None, "add_op"),
         ("add_op_backward_test", 3, "AssertionError: AddOp backward: expected [1, 1]", "add_op"),
-        ("mul_test", 1, NOT_ANSWERED, "mul"), ("neg_test", 1, None, "neg")]
+        ("mul_test", 1, NOT_ANSWERED, "mul"), ("neg_test", 1, None, "neg"), ("views_test", 1, NOT_ANSWERED, "views")]
     progress = NotebookProgress("02_operators.ipynb", tests)
     assert progress.exercises == [ExerciseResult("add_op", "failing"), ExerciseResult("mul", "not answered"),
-                                  ExerciseResult("neg", "passed")]
-    assert (progress.points, progress.max_points) == (3, 7)
-    assert "    exercises: add_op failing; mul not answered; neg passed" in format_progress([progress]).splitlines()
+                                  ExerciseResult("neg", "passed"), ExerciseResult("views", "not answered")]
+    assert (progress.points, progress.max_points) == (3, 8)
+    assert "    exercises: add_op failing; mul not answered; neg passed; views not answered" in \
+        format_progress([progress]).splitlines()
 
 
 def test_a_complete_notebook_has_no_exercise_line() -> None:

@@ -144,25 +144,32 @@ def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
 
 
 def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[ChallengeResult]]:
-    """The outcome of each graded test cell and each challenge test cell of an executed notebook, in cell order."""
+    """The outcome of each graded test cell and each challenge test cell of an executed notebook, in cell order.
+
+    A failing test below an answer cell that itself stopped at the released stub (a bare ``NotImplementedError``,
+    as in ``VIEWS = ...`` left unanswered) reports :data:`NOT_ANSWERED` rather than the ``NameError`` it met.
+    """
     tests: list[TestResult] = []
     challenges: list[ChallengeResult] = []
     answers = {}  # grade id -> source of each answer cell, to tell an untouched challenge from a failing one
     exercise = ""  # the answer cell above, without "_code"
+    stub_raised = False  # the answer cell above raised the stub's NotImplementedError
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type != "code":
             continue
         grade_id = str(meta.get("grade_id", "?"))
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         if meta.get("solution"):
             answers[grade_id] = cell.source
             exercise = grade_id.removesuffix("_code")
+            stub_raised = bool(errors) and _describe(errors[-1]) == NOT_ANSWERED
         if not meta.get("grade") and not grade_id.endswith(CHALLENGE_SUFFIX):
             continue
-        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         ran = cell.get("execution_count") is not None or bool(cell.get("outputs"))
         if meta.get("grade"):
             error = _describe(errors[-1]) if errors else (None if ran else DID_NOT_RUN)
+            error = NOT_ANSWERED if error is not None and stub_raised else error
             tests.append(TestResult(grade_id, float(meta.get("points", 0)), error, exercise))
         else:
             answer = answers.get(grade_id[: -len(CHALLENGE_SUFFIX)] + "_challenge_code", "")
