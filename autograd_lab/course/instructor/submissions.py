@@ -120,17 +120,25 @@ def _utc(moment: dt.datetime) -> dt.datetime:
 
 
 def _read_timestamp(path: Path, shown: str, source: Path) -> dt.datetime:
-    """A timestamp.txt as nbgrader reads it (``nbgrader.utils.parse_utc``), as naive UTC."""
+    """A timestamp.txt as naive UTC: ``date time zone`` with a zone name (``UTC``, ``Europe/Berlin``) as nbgrader
+    reads it (``nbgrader.utils.parse_utc``), or with a ``+HHMM`` offset, which parse_utc would take for seconds."""
+    import dateutil.parser
+    import dateutil.tz
     from nbgrader.utils import parse_utc
 
     text = path.read_text(encoding="utf-8", errors="replace").strip()
+    parts = text.split(" ")
     try:
         if not text:
             raise ValueError("it is empty")
+        if len(parts) == 3 and re.fullmatch(r"[+-]\d{4}", parts[2]):
+            return _utc(dateutil.parser.parse(text))
+        if len(parts) == 3 and dateutil.tz.gettz(parts[2]) is None:
+            raise ValueError(f"unknown time zone {parts[2]!r}")
         return parse_utc(text)
     except (ValueError, OverflowError) as exc:
         raise CourseError(f"bad entry '{shown}' in {source}: {text[:60]!r} is not a time nbgrader can read "
-                          f"({exc}); expected e.g. '2026-12-01 17:59:00.000000 UTC'") from exc
+                          f"({exc}); expected e.g. '2026-12-01 17:59:00 UTC'") from exc
 
 
 def _is_nbformat3(notebook: Path) -> bool:
