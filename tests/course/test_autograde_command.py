@@ -48,3 +48,13 @@ def test_with_a_secret_there_is_no_warning(course: Path, capsys: pytest.CaptureF
                                            monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
     monkeypatch.setenv(variable, "something")
     assert run(course, capsys)[2] == ""
+
+
+def test_an_assignment_without_a_source_notebook_is_named(tmp_path: Path) -> None:
+    from autograd_lab.course.instructor.autograding import autograde
+    from autograd_lab.course.instructor.course_root import CourseError
+
+    (tmp_path / "source" / "03_engine").mkdir(parents=True)
+    with pytest.raises(CourseError, match=r"^assignment 03_engine: expected the notebook "
+                                          r"source/03_engine/03_engine\.ipynb in "):
+        autograde(tmp_path, "03_engine")
