@@ -122,8 +122,6 @@ def _utc(moment: dt.datetime) -> dt.datetime:
 def _read_timestamp(path: Path, shown: str, source: Path) -> dt.datetime:
     """A timestamp.txt as naive UTC: ``date time zone`` with a zone name (``UTC``, ``Europe/Berlin``) as nbgrader
     reads it (``nbgrader.utils.parse_utc``), or with a ``+HHMM`` offset, which parse_utc would take for seconds."""
-    import dateutil.parser
-    import dateutil.tz
     from nbgrader.utils import parse_utc
 
     text = path.read_text(encoding="utf-8", errors="replace").strip()
@@ -132,13 +130,25 @@ def _read_timestamp(path: Path, shown: str, source: Path) -> dt.datetime:
         if not text:
             raise ValueError("it is empty")
         if len(parts) == 3 and re.fullmatch(r"[+-]\d{4}", parts[2]):
-            return _utc(dateutil.parser.parse(text))
-        if len(parts) == 3 and dateutil.tz.gettz(parts[2]) is None:
-            raise ValueError(f"unknown time zone {parts[2]!r}")
+            offset = dt.timedelta(hours=int(parts[2][1:3]), minutes=int(parts[2][3:]))
+            return parse_utc(" ".join(parts[:2])) - (offset if parts[2][0] == "+" else -offset)
+        if len(parts) == 3:
+            _zone(parts[2])
         return parse_utc(text)
     except (ValueError, OverflowError) as exc:
         raise CourseError(f"bad entry '{shown}' in {source}: {text[:60]!r} is not a time nbgrader can read "
                           f"({exc}); expected e.g. '2026-12-01 17:59:00 UTC'") from exc
+
+
+def _zone(name: str) -> None:
+    """Raise ValueError unless ``name`` is a time zone of the system's database (nbgrader would read an unknown
+    name as UTC)."""
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r}") from None
 
 
 def _is_nbformat3(notebook: Path) -> bool:
