@@ -35,7 +35,11 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
 from autograd_lab.course.grading.refuse import RefuseAutograde, RefusingExporter
-from autograd_lab.course.preprocessors import NeutraliseOutputs, ShortTracebacks, kernel_memory_limit_argument
+from autograd_lab.course.instructor.preprocessors import (
+    NeutraliseOutputs,
+    ShortTracebacks,
+    kernel_memory_limit_argument,
+)
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograd_lab.course.sync import check_release_in_sync
+from autograd_lab.course.instructor.sync import check_release_in_sync
 
 
 def main(argv: list[str] | None = None) -> int:

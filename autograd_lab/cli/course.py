@@ -1,8 +1,9 @@
 """``autograd-lab course <step>``: the learner's and the instructor's course commands.
 
 Learners: ``setup`` (copy the release into a git-ignored workspace, never overwriting) and ``progress`` (which
-notebooks pass their visible tests). Instructors, wrapping nbgrader in the course root ``assignments/``:
-``release``, ``collect``, ``autograde``, ``feedback``, ``grades``. See docs/student.md and docs/instructor.md.
+exercises pass their visible tests). Instructors, wrapping nbgrader in the course root ``assignments/``:
+``release``, ``collect``, ``autograde``, ``feedback``, ``grades``, ``similarity``. See docs/student.md and
+docs/instructor.md.
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--workspace", type=Path, default=Path("workspace"), help="default: workspace/")
     s.add_argument("--timeout", type=int, default=60, help="seconds allowed per cell (default: 60)")
     s.add_argument("-v", "--verbose", action="store_true", help="list each failing test and its error")
-    s.add_argument("--release", type=Path, default=Path("notebooks"),
-                   help="the release your notebooks came from, for the grader's static check (default: notebooks/)")
     s.set_defaults(func=_progress)
 
     def course_dir_option(q: argparse.ArgumentParser) -> None:
@@ -48,8 +47,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.set_defaults(func=_release)
 
     s = steps.add_parser("collect", help="take in submissions: students/<id>/<assignment>/<assignment>.ipynb, "
-                                           "folder or zip")
-    s.add_argument("source", type=Path, help="a folder or .zip holding students/<id>/<assignment>/*.ipynb")
+                                           "folder or zip, with their submission times")
+    s.add_argument("source", type=Path, help="a folder or .zip holding students/<id>/<assignment>/*.ipynb (and "
+                                             "optionally nbgrader's timestamp.txt beside each notebook)")
     s.add_argument("--assignment", action="append", default=[], help="only this assignment (repeatable)")
     course_dir_option(s)
     s.set_defaults(func=_collect)
@@ -73,6 +73,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     s = steps.add_parser("feedback", help="write feedback HTML (hidden tests removed, and checked)")
     s.add_argument("assignment")
+    s.add_argument("--accept", action="append", type=Path, default=[], metavar="FILE",
+                   help="a feedback file you have read and accept although the leak check flags lines in it "
+                        "(repeatable)")
     course_dir_option(s)
     s.set_defaults(func=_feedback)
 
@@ -81,7 +84,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     course_dir_option(s)
     s.set_defaults(func=_grades)
 
-    # -- similarity report (part B of issue 10; kept separate from the grading steps above) --
     s = steps.add_parser("similarity", help="compare answers with the solution, the references and each other")
     s.add_argument("assignment")
     s.add_argument("--output", type=Path, default=None,
@@ -98,7 +100,7 @@ def _fail(message: object) -> int:
 
 
 def _setup(args: argparse.Namespace) -> int:
-    from autograd_lab.course.workspace import setup_workspace
+    from autograd_lab.course.learner.workspace import setup_workspace
 
     try:
         result = setup_workspace(args.notebooks, args.workspace)
@@ -109,10 +111,10 @@ def _setup(args: argparse.Namespace) -> int:
 
 
 def _progress(args: argparse.Namespace) -> int:
-    from autograd_lab.course.progress import format_progress, workspace_progress
+    from autograd_lab.course.learner.progress import format_progress, workspace_progress
 
     try:
-        results = workspace_progress(args.workspace, args.notebooks, timeout=args.timeout, release=args.release)
+        results = workspace_progress(args.workspace, args.notebooks, timeout=args.timeout)
     except FileNotFoundError as exc:
         return _fail(exc)
     print(format_progress(results, verbose=args.verbose))
@@ -132,7 +134,7 @@ def _course_errors_as_messages(command: Callable[[argparse.Namespace], int]) -> 
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
-        from autograd_lab.course.instructor import CourseError
+        from autograd_lab.course.instructor.course_root import CourseError
 
         try:
             return command(args)
@@ -151,8 +153,10 @@ def _release(args: argparse.Namespace) -> int:
 
 @_course_errors_as_messages
 def _collect(args: argparse.Namespace) -> int:
-    pairs = _instructor(args).collect(args.course_dir, args.source, args.assignment)
-    print("\n".join(f"collected {student}/{assignment}" for student, assignment in pairs))
+    collection = _instructor(args).collect(args.course_dir, args.source, args.assignment)
+    print("\n".join(str(s) for s in collection.submissions))
+    for warning in collection.warnings:
+        print(f"autograd-lab course: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -167,19 +171,27 @@ def _autograde(args: argparse.Namespace) -> int:
         limits = course_limits(args.course_dir).replace(**parse_overrides(args.limit))
     except ValueError as exc:
         return _fail(exc)
+    warning = instructor.secret_warning()
+    if warning:  # before the batch, which may take long, and again after it, where the report ends
+        print(f"autograd-lab course: warning: {warning}", file=sys.stderr)
     reports = instructor.autograde(args.course_dir, args.assignment, jobs=args.jobs, limits=limits,
                                    unsafe=args.unsafe_no_sandbox, timeout=args.timeout, memory_mb=args.memory_mb)
     for report in reports:
         print(report)
+    if warning:
+        print(f"autograd-lab course: warning: {warning}", file=sys.stderr)
     return 0
 
 
 @_course_errors_as_messages
 def _feedback(args: argparse.Namespace) -> int:
-    files = _instructor(args).feedback(args.course_dir, args.assignment)
+    result = _instructor(args).feedback(args.course_dir, args.assignment, accept=args.accept)
+    for leak in result.accepted:
+        print(f"accepted: {leak}")
+    files = result.files
     noun = "feedback file" if len(files) == 1 else "feedback files"
-    print(f"wrote {len(files)} {noun} under {args.course_dir / 'feedback'}; no hidden test found in "
-          f"{'it' if len(files) == 1 else 'them'}")
+    print(f"wrote {len(files)} {noun} under {args.course_dir / 'feedback'}; no hidden-test line found in "
+          f"{'it' if len(files) == 1 else 'them'}" + (" but in the files you accepted" if result.accepted else ""))
     return 0
 
 
@@ -190,7 +202,7 @@ def _grades(args: argparse.Namespace) -> int:
 
 
 def _similarity(args: argparse.Namespace) -> int:
-    from autograd_lab.course.similarity import format_matches, similarity_report
+    from autograd_lab.course.instructor.similarity import format_matches, similarity_report
 
     if not 0.0 <= args.threshold <= 1.0:
         return _fail(f"--threshold must be between 0 and 1, got {args.threshold}")

@@ -1,6 +1,9 @@
-"""Course tooling: learner workspace and progress, instructor wrappers around nbgrader, own-code checks.
+"""The course around the notebooks, grouped by who uses it.
 
-Modules: ``workspace`` (copy the release into a learner's workspace), ``progress`` (run visible tests),
-``instructor`` (release, collect, autograde, feedback, grades), ``checks`` (used by hidden tests),
-``preprocessors`` (nbgrader preprocessors that the course configuration adds).
+- :mod:`.checks`: imported by every notebook (``from autograd_lab.course import checks``): seeded hidden inputs and
+  ``checks.hidden_test``, a hidden test split into its exercise and its judge.
+- :mod:`.learner`: the learner's commands, ``course setup`` and ``course progress``.
+- :mod:`.instructor`: the instructor's commands around nbgrader: release, collect, autograde, feedback, grades,
+  and the reports (similarity, leaks).
+- :mod:`.grading`: the grader: a sandbox that runs a submission and emits plain data, and the trusted judge.
 """

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from autograd_lab.course import instructor
-from autograd_lab.course.progress import workspace_progress
-from autograd_lab.course.sync import check_release_in_sync
+from autograd_lab.course.instructor.sync import check_release_in_sync
+from autograd_lab.course.learner.progress import workspace_progress
 
 from .conftest import COURSE, REPO, copy_course
 from .submissions import CASES, write_batch
@@ -98,7 +98,8 @@ def test_every_chapter_grades_full_marks_for_its_solutions_and_zero_for_the_rele
     released: Path, tmp_path: Path
 ) -> None:
     """Through the sandboxed grader: the source's own answers earn every point of every chapter, the untouched
-    release earns none (the hostile cases are in tests/course/adversarial and test_pipeline.py)."""
+    release earns none, and `course feedback` passes its leak check on that honest class (the hostile cases are in
+    tests/course/adversarial and test_pipeline.py)."""
     subs = tmp_path / "subs"
     for name in ASSIGNMENTS:
         write_batch(released / "release" / name / f"{name}.ipynb", released / "source" / name / f"{name}.ipynb",
@@ -107,6 +108,7 @@ def test_every_chapter_grades_full_marks_for_its_solutions_and_zero_for_the_rele
     wrong = {}
     for name in ASSIGNMENTS:
         reports = {r.student: r for r in instructor.autograde(released, name, jobs=2)}
+        instructor.feedback(released, name)  # raises CourseError on a hidden-test line in any feedback file
         full, blank = reports["full"], reports["blank"]
         if not (full.max_score > 0 and full.score == full.max_score and blank.score == 0):
             wrong[name] = (str(full), str(blank))

@@ -8,9 +8,9 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_notebook
 
-from autograd_lab.course.diagnose import SubmissionReport, expected_notebooks
 from autograd_lab.course.grading import batch
 from autograd_lab.course.grading.limits import Limits
+from autograd_lab.course.instructor.report import SubmissionReport, expected_notebooks
 
 from .conftest import FIXTURE_SOURCE
 

@@ -10,7 +10,7 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograd_lab.course.preprocessors import NeutraliseOutputs
+from autograd_lab.course.instructor.preprocessors import NeutraliseOutputs
 
 SCRIPT = "<script>alert('owned')</script>"
 # A real 1x1 PNG.

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from autograd_lab.course import checks, instructor
-from autograd_lab.course.diagnose import SubmissionReport
 from autograd_lab.course.grading import batch, seeds
 from autograd_lab.course.grading.limits import course_limits
+from autograd_lab.course.instructor.report import SubmissionReport
 
 from .conftest import FIXTURE_SOURCE, copy_course
 from .submissions import CASES, SHARED_WITH_HIDDEN_TEST, write_batch
@@ -96,7 +96,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # Grade some of them again one at a time: the gradebook must not change.
     limits = course_limits(course).replace(cell_seconds=TIMEOUT_S, memory_mb=MEMORY_MB)
     again = batch.grade_batch(course, ASSIGNMENT, REGRADED, jobs=1, limits=limits)
-    feedback = instructor.feedback(course, ASSIGNMENT)
+    feedback = instructor.feedback(course, ASSIGNMENT).files
     grades = instructor.export_grades(course, tmp / "grades.csv")
     return {"course": course, "collected": collected, "reports": {r.student: r for r in reports},
             "feedback": feedback, "grades": grades, "parallel": parallel, "sequential": gradebook_cells(course),
@@ -121,7 +121,7 @@ def test_a_parallel_batch_writes_the_same_gradebook_as_a_sequential_one(graded: 
 
 
 def test_every_case_was_collected_and_graded(graded: dict) -> None:
-    assert sorted(s for s, _ in graded["collected"]) == sorted(CASES)
+    assert sorted(s.student for s in graded["collected"].submissions) == sorted(CASES)
     assert sorted(graded["reports"]) == sorted([*CASES, MISNAMED[0]])
     assert set(EXPECTED) == set(CASES)
 

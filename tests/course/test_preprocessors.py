@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograd_lab.course.preprocessors import (
+from autograd_lab.course.instructor.preprocessors import (
     RESTORED_NOTICE,
     DeduplicateCellIds,
     LimitOutputSize,

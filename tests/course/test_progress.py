@@ -1,7 +1,9 @@
-"""`course progress`: the table, whole failure messages, the hidden-test note, unknown names, a quiet kernel."""
+"""`course progress`: the table, each exercise's status, whole failure messages, the hidden-test note, unknown
+names, nbformat 3, a quiet kernel. No answer is checked for its style: the notebook runs as the learner has it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,15 +12,18 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from autograd_lab.course.progress import (
+from autograd_lab.course.learner.progress import (
     MESSAGE_LIMIT,
+    NOT_ANSWERED,
     ChallengeResult,
+    ExerciseResult,
     NotebookProgress,
     collect_results,
     format_progress,
+    read_notebook,
     workspace_progress,
 )
-from autograd_lab.course.progress import (
+from autograd_lab.course.learner.progress import (
     TestResult as Result,
 )
 
@@ -48,10 +53,77 @@ def test_verbose_caps_only_very_long_messages() -> None:
     assert f"[{len(huge) - MESSAGE_LIMIT} more characters]" in shown
 
 
-def test_the_table_ends_with_the_hidden_test_and_own_code_note() -> None:
+def test_the_table_ends_with_the_hidden_part_note() -> None:
     text = format_progress([NotebookProgress("a.ipynb", [Result("t", 1, None)])])
-    note = " ".join(text.splitlines()[2:])
-    assert "hidden tests" in note and "own code" in note and "imported from autograd_lab" in note
+    assert " ".join(text.splitlines()[2:]) == (
+        "Points count the visible tests only. Grading also runs each test's hidden part, on other inputs (other "
+        "shapes and values) drawn for your submission, so the final score can be lower.")
+
+
+def graded_meta(grade_id: str, points: int = 1) -> dict:
+    return {"nbgrader": {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": points,
+                         "schema_version": 3}}
+
+
+def answer_meta(grade_id: str) -> dict:
+    return {"nbgrader": {"grade": False, "solution": True, "locked": False, "grade_id": grade_id,
+                         "schema_version": 3}}
+
+
+def test_each_test_belongs_to_the_exercise_of_the_answer_cell_above_it() -> None:
+    stub = new_output("error", ename="NotImplementedError", evalue="", traceback=[])
+    wrong = new_output("error", ename="AssertionError", evalue="AddOp backward: expected [1, 1]", traceback=[])
+    nb = new_notebook(cells=[
+        new_code_cell("class AddOp: ...", metadata=answer_meta("add_op_code"), execution_count=1),
+        new_code_cell("...", metadata=graded_meta("add_op_forward_test", 2), execution_count=2),
+        new_code_cell("...", metadata=graded_meta("add_op_backward_test", 3), execution_count=3, outputs=[wrong]),
+        new_code_cell("def mul(a, b):\n    raise NotImplementedError()", metadata=answer_meta("mul_code"),
+                      execution_count=4),
+        new_code_cell("...", metadata=graded_meta("mul_test"), execution_count=5, outputs=[stub]),
+        new_code_cell("def neg(a):\n    return -a", metadata=answer_meta("neg_code"), execution_count=6),
+        new_code_cell("...", metadata=graded_meta("neg_test"), execution_count=7),
+        # A constant answer left as released: the cell itself raises, so its test meets a NameError.
+        new_code_cell("VIEWS = ...\n# YOUR CODE HERE\nraise NotImplementedError()", metadata=answer_meta("views_code"),
+                      execution_count=8, outputs=[stub]),
+        new_code_cell("...", metadata=graded_meta("views_test"), execution_count=9, outputs=[
+            new_output("error", ename="NameError", evalue="name 'VIEWS' is not defined", traceback=[])]),
+    ])
+    tests, _ = collect_results(nb)
+    assert [(t.grade_id, t.points, t.error, t.exercise) for t in tests] == [
+        ("add_op_forward_test", 2, None, "add_op"),
+        ("add_op_backward_test", 3, "AssertionError: AddOp backward: expected [1, 1]", "add_op"),
+        ("mul_test", 1, NOT_ANSWERED, "mul"), ("neg_test", 1, None, "neg"), ("views_test", 1, NOT_ANSWERED, "views")]
+    progress = NotebookProgress("02_operators.ipynb", tests)
+    assert progress.exercises == [ExerciseResult("add_op", "failing"), ExerciseResult("mul", "not answered"),
+                                  ExerciseResult("neg", "passed"), ExerciseResult("views", "not answered")]
+    assert (progress.points, progress.max_points) == (3, 8)
+    assert "    exercises: add_op failing; mul not answered; neg passed; views not answered" in \
+        format_progress([progress]).splitlines()
+
+
+def test_a_complete_notebook_has_no_exercise_line() -> None:
+    text = format_progress([NotebookProgress("a.ipynb", [Result("t", 1, None, "a")])])
+    assert "exercises:" not in text and text.splitlines()[1].rstrip().endswith("done")
+
+
+def test_an_exercise_stopped_by_a_dead_kernel_did_not_run() -> None:
+    progress = NotebookProgress("a.ipynb", [Result("a_test", 1, None, "a"), Result("b_test", 1, "did not run", "b")],
+                                problem="the kernel died")
+    assert progress.exercises == [ExerciseResult("a", "passed"), ExerciseResult("b", "did not run")]
+
+
+NB3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""}, "worksheets": [{"metadata": {}, "cells": [
+    {"cell_type": "code", "input": "assert 1 + 1 == 2", "language": "python", "outputs": [], "collapsed": False,
+     "metadata": graded_meta("t")}]}]}
+
+
+def test_an_nbformat_3_notebook_is_read_converted(tmp_path: Path) -> None:
+    path = tmp_path / "old.ipynb"
+    path.write_text(json.dumps(NB3))
+    nb, converted = read_notebook(path)
+    assert converted and nb.nbformat == 4
+    assert [(c.source, c.metadata.nbgrader.grade_id) for c in nb.cells] == [("assert 1 + 1 == 2", "t")]
+    assert json.loads(path.read_text()) == NB3  # the learner's file is untouched
 
 
 def write_notebook(path: Path, *sources: str, graded: bool = True) -> None:
@@ -90,6 +162,7 @@ def test_progress_runs_without_kernel_transport_noise_and_keeps_errors(tmp_path:
     nb.cells += challenge_cells("double", "def double(x):\n    return 2 * x", [])
     nb.cells[-1].source = "assert double(2) == 4, 'double(2) should be 4'\nprint('double: challenge passed')"
     nbformat.write(nb, tmp_path / "a.ipynb")
+    (tmp_path / "c.ipynb").write_text(json.dumps(NB3))  # saved by an old Jupyter: converted for the run
     cmd = [str(Path(sys.executable).parent / "autograd-lab"), "course", "progress", "-v", "--workspace", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -97,6 +170,9 @@ def test_progress_runs_without_kernel_transport_noise_and_keeps_errors(tmp_path:
     assert "AssertionError: expected 4 for 2 + 2" in proc.stdout and HINT in proc.stdout
     assert "a.ipynb" in proc.stdout and "1/1" in proc.stdout and "0/1" in proc.stdout
     assert "challenge (optional, no points): double passed" in proc.stdout
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.endswith(("done", "1/1", "0/1"))}
+    assert rows["c.ipynb"].split()[1:] == ["1/1", "1/1", "done"]
+    assert "    saved in nbformat 3: converted for this run (save it again in JupyterLab to update it)" in proc.stdout
 
 
 def challenge_cells(name: str, answer: str, outputs: list) -> list:

@@ -10,7 +10,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograd_lab.cli import main
-from autograd_lab.course.similarity import normalise, ratio, similarity_report
+from autograd_lab.course.instructor.similarity import normalise, ratio, similarity_report
 from autograd_lab.ops import SubOp
 
 ORIGINAL = '''def topo(root):
@@ -57,7 +57,8 @@ def _course(tmp_path: Path) -> Path:
     source = new_notebook(cells=[
         new_code_cell("class SubOp:\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION",
                       metadata=_meta("sub_code", solution=True)),
-        new_code_cell("checks.assert_own_code(SubOp, reference=autograd_lab.ops.SubOp)",
+        new_code_cell("checks.hidden_test('sub_test', inputs=inputs, exercise=exercise,\n"
+                      "                  replaces=['autograd_lab.ops.SubOp', 'autograd_lab.ops.SubOp'])",
                       metadata=_meta("sub_test", grade=True, locked=True, points=1)),
         new_code_cell("def topo(root):\n    ### BEGIN SOLUTION\n    return []\n    ### END SOLUTION",
                       metadata=_meta("topo_code", solution=True)),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_lab.course.workspace import setup_workspace
+from autograd_lab.course.learner.workspace import setup_workspace
 
 
 def test_setup_copies_new_notebooks_and_keeps_existing_work(tmp_path: Path) -> None:

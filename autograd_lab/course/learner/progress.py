@@ -1,14 +1,16 @@
-"""``autograd-lab course progress``: run each workspace notebook and report which visible tests pass.
+"""``autograd-lab course progress``: run each workspace notebook as the learner has it and report per exercise.
 
 Each notebook runs on a copy (the learner's file is never modified) in a fresh ``python3`` kernel with a per-cell
-timeout, from the notebook's own folder. A graded test cell passes when it runs without an error. The points shown
-are those of the visible tests only: the grader also runs hidden tests, so the final score can be lower.
+timeout, from the notebook's own folder, exactly as Jupyter's *Restart and Run All* would: the release holds the
+visible tests only, so that is what runs. A graded test cell passes when it runs without an error. The points shown
+are those of the visible tests: the grader also runs each test's hidden part on inputs drawn for each submission,
+so the final score can be lower. No answer is refused for its style; there is no check here that the grader makes
+differently.
 
-The grader refuses no answer cell (it runs every answer as written, grading/__init__.py), so nothing is checked
-statically here.
-
-Challenge tests (the optional tier: locked, ungraded cells with grade id ``<x>_challenge_test``) are reported on a
-line of their own as passed, not attempted or failing; they never count towards the points.
+Each exercise (an answer cell and the graded tests after it) is reported as ``passed``, ``not answered``,
+``failing`` or ``did not run``. Challenge tests (the optional tier: locked, ungraded cells with grade id
+``<x>_challenge_test``) are reported on a line of their own; they never count towards the points. A notebook saved
+in nbformat 3 is converted for the run (``nbformat.convert``).
 """
 
 from __future__ import annotations
@@ -26,22 +28,34 @@ from nbclient.exceptions import DeadKernelError
 QUIET_KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=ERROR",)
 MESSAGE_LIMIT = 2000  # characters of a failing test's message shown by ``progress -v``
 
-HIDDEN_TESTS_NOTE = ("Points count the visible tests only. Grading also runs hidden tests, including a check that each "
-                     "answer is your own code: an answer imported from autograd_lab passes here but scores 0 there.")
+HIDDEN_TESTS_NOTE = ("Points count the visible tests only. Grading also runs each test's hidden part, on other inputs "
+                     "(other shapes and values) drawn for your submission, so the final score can be lower.")
+NOT_ANSWERED = "not answered yet (the answer cell still raises NotImplementedError)"
 
 
 @dataclass
 class TestResult:
-    """One graded test cell: its grade id, points, and the error that made it fail (None when it passed)."""
+    """One graded test cell: its grade id, points, the error that made it fail (None when it passed), and the
+    exercise it tests (the grade id of the answer cell above it without ``_code``; its own id if none)."""
 
     grade_id: str
     points: float
     error: str | None
+    exercise: str = ""
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    """One exercise: its name and one of ``passed``, ``not answered``, ``failing`` or ``did not run``."""
+
+    name: str
+    status: str
 
 
 CHALLENGE_SUFFIX = "_challenge_test"
 CHALLENGE_NOTE = "Challenges are optional and never change the points (100% needs none of them)."
 PASSED, NOT_ATTEMPTED, FAILING, DID_NOT_RUN = "passed", "not attempted", "failing", "did not run"
+UNANSWERED = "not answered"  # an exercise whose every test stops at the released stub
 
 
 @dataclass
@@ -54,32 +68,19 @@ class ChallengeResult:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class StaticRefusal:
-    """One reason the grader's static check refuses an answer cell: its grade id, its 1-based position among the
-    notebook's cells, the 1-based line in the cell and the grader's message."""
-
-    grade_id: str
-    cell: int
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"answer cell '{self.grade_id}' (cell {self.cell}), line {self.line}: {self.message}"
-
-
 @dataclass
 class NotebookProgress:
     """The visible-test results of one notebook; ``problem`` is set when the notebook could not run to the end.
 
-    ``challenges`` holds the optional challenge tests, which are not part of ``points`` or ``complete``.
+    ``challenges`` holds the optional challenge tests, which are not part of ``points`` or ``complete``;
+    ``converted`` is True when the file is in nbformat 3 and was converted for the run.
     """
 
     name: str
     tests: list[TestResult] = field(default_factory=list)
     problem: str | None = None
     challenges: list[ChallengeResult] = field(default_factory=list)
-    refusals: list[StaticRefusal] = field(default_factory=list)
+    converted: bool = False
 
     @property
     def points(self) -> float:
@@ -91,16 +92,43 @@ class NotebookProgress:
 
     @property
     def complete(self) -> bool:
-        return self.problem is None and not self.refusals and all(t.error is None for t in self.tests)
+        return self.problem is None and all(t.error is None for t in self.tests)
+
+    @property
+    def exercises(self) -> list[ExerciseResult]:
+        """The exercises in notebook order, each with the status of its tests taken together."""
+        names = list(dict.fromkeys(t.exercise or t.grade_id for t in self.tests))
+        return [ExerciseResult(n, _status([t.error for t in self.tests if (t.exercise or t.grade_id) == n]))
+                for n in names]
 
 
-def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> NotebookProgress:
-    """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes.
+def _status(errors: list[str | None]) -> str:
+    if all(e is None for e in errors):
+        return PASSED
+    if all(e == NOT_ANSWERED for e in errors):
+        return UNANSWERED
+    if all(e in (DID_NOT_RUN, None) for e in errors):
+        return DID_NOT_RUN
+    return FAILING
 
-    ``release``: the released notebook it came from (kept for callers; the grader has no static check to mirror)."""
+
+def read_notebook(path: Path) -> tuple[nbformat.NotebookNode, bool]:
+    """The notebook at ``path`` as nbformat 4, and whether it was converted from an older major version.
+
+    Raises:
+        nbformat.reader.NotJSONError, ValueError, OSError: for a file that is not a readable notebook.
+    """
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    if nb.nbformat < 4:
+        return nbformat.convert(nb, 4), True
+    return nb, False
+
+
+def run_notebook(path: Path, timeout: int = 60) -> NotebookProgress:
+    """Execute the notebook at ``path`` (a copy in memory) and collect its graded test cells' outcomes."""
     progress = NotebookProgress(path.name)
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb, progress.converted = read_notebook(path)
     except Exception as exc:  # any unreadable file is reported, not raised
         progress.problem = f"cannot be read as a notebook: {exc}"
         return progress
@@ -112,55 +140,37 @@ def run_notebook(path: Path, timeout: int = 60, release: Path | None = None) -> 
     except DeadKernelError:
         progress.problem = "the kernel died while running it (os._exit, a crash, or out of memory)"
     progress.tests, progress.challenges = collect_results(nb)
-    mark_refused(nb, progress)
     return progress
 
 
-def mark_refused(nb: nbformat.NotebookNode, progress: NotebookProgress) -> None:
-    """Mark as failing each test (graded or challenge) that follows a refused answer cell, up to the next answer
-    cell: the grader runs a refused cell as a line that raises, so those tests fail there."""
-    refused = {r.grade_id for r in progress.refusals}
-    if not refused:
-        return
-    owner: dict[str, str] = {}  # test grade id -> the answer cell above it
-    current = None
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code":
-            continue
-        if meta.get("solution"):
-            current = str(meta.get("grade_id", "?"))
-        elif current is not None:
-            owner[str(meta.get("grade_id", "?"))] = current
-    note = "the grader refuses answer cell '{}' and would not run it (see the refusals above)"
-    for test in progress.tests:
-        if owner.get(test.grade_id) in refused:
-            test.error = note.format(owner[test.grade_id])
-    for challenge in progress.challenges:
-        answer = owner.get(challenge.name + CHALLENGE_SUFFIX)
-        if answer in refused:
-            challenge.status, challenge.error = FAILING, note.format(answer)
-
-
 def collect_results(nb: nbformat.NotebookNode) -> tuple[list[TestResult], list[ChallengeResult]]:
-    """The outcome of each graded test cell and each challenge test cell of an executed notebook, in cell order."""
+    """The outcome of each graded test cell and each challenge test cell of an executed notebook, in cell order.
+
+    A failing test below an answer cell that itself stopped at the released stub (a bare ``NotImplementedError``,
+    as in ``VIEWS = ...`` left unanswered) reports :data:`NOT_ANSWERED` rather than the ``NameError`` it met.
+    """
     tests: list[TestResult] = []
     challenges: list[ChallengeResult] = []
     answers = {}  # grade id -> source of each answer cell, to tell an untouched challenge from a failing one
+    exercise = ""  # the answer cell above, without "_code"
+    stub_raised = False  # the answer cell above raised the stub's NotImplementedError
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type != "code":
             continue
         grade_id = str(meta.get("grade_id", "?"))
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         if meta.get("solution"):
             answers[grade_id] = cell.source
+            exercise = grade_id.removesuffix("_code")
+            stub_raised = bool(errors) and _describe(errors[-1]) == NOT_ANSWERED
         if not meta.get("grade") and not grade_id.endswith(CHALLENGE_SUFFIX):
             continue
-        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         ran = cell.get("execution_count") is not None or bool(cell.get("outputs"))
         if meta.get("grade"):
             error = _describe(errors[-1]) if errors else (None if ran else DID_NOT_RUN)
-            tests.append(TestResult(grade_id, float(meta.get("points", 0)), error))
+            error = NOT_ANSWERED if error is not None and stub_raised else error
+            tests.append(TestResult(grade_id, float(meta.get("points", 0)), error, exercise))
         else:
             answer = answers.get(grade_id[: -len(CHALLENGE_SUFFIX)] + "_challenge_code", "")
             challenges.append(_challenge(grade_id, cell, errors, ran, answer))
@@ -181,12 +191,8 @@ def _challenge(grade_id: str, cell: nbformat.NotebookNode, errors: list, ran: bo
     return ChallengeResult(name, PASSED if ran else DID_NOT_RUN)
 
 
-def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60,
-                       release: Path | None = None) -> list[NotebookProgress]:
+def workspace_progress(workspace: Path, names: list[str] | None = None, timeout: int = 60) -> list[NotebookProgress]:
     """Run every ``*.ipynb`` in ``workspace`` (or only ``names``: file names or stems) in name order.
-
-    ``release``: the folder of released notebooks (``notebooks/``); a notebook of the same name there makes the
-    static check exactly the grader's.
 
     Raises:
         FileNotFoundError: if the workspace holds no notebook (run setup first), or a name in ``names`` matches none
@@ -202,21 +208,24 @@ def workspace_progress(workspace: Path, names: list[str] | None = None, timeout:
             raise FileNotFoundError(f"no notebook in {workspace} matches {quoted}; available: "
                                     f"{', '.join(p.stem for p in paths)}")
         paths = [p for p in paths if p.name in names or p.stem in names]
-    return [run_notebook(p, timeout=timeout, release=release / p.name if release is not None else None)
-            for p in paths]
+    return [run_notebook(p, timeout=timeout) for p in paths]
 
 
 def format_progress(results: list[NotebookProgress], verbose: bool = False) -> str:
-    """A table: notebook, visible tests passed, points; failing tests listed under their notebook if ``verbose``."""
+    """A table: notebook, visible tests passed, points; under each notebook a line with each exercise's status
+    and one with its challenges; each failing test's message under its notebook if ``verbose``."""
     lines = [f"{'notebook':<40} {'visible tests':>14} {'points':>10}"]
     for r in results:
         passed = sum(t.error is None for t in r.tests)
         mark = "done" if r.complete else ""
         lines.append(f"{r.name:<40} {f'{passed}/{len(r.tests)}':>14} {f'{r.points:g}/{r.max_points:g}':>10}  {mark}")
+        if r.converted:
+            lines.append("    saved in nbformat 3: converted for this run (save it again in JupyterLab to update it)")
         if r.problem:
             lines.append(f"    {r.problem}")
-        for refusal in r.refusals:
-            lines += textwrap.wrap(f"refused by the grader: {refusal}", width=100, initial_indent="    ",
+        if r.exercises and not r.complete:
+            listed = "; ".join(f"{e.name} {e.status}" for e in r.exercises)
+            lines += textwrap.wrap(f"exercises: {listed}", width=100, initial_indent="    ",
                                    subsequent_indent="      ")
         if r.challenges:
             listed = "; ".join(f"{c.name} {c.status}" for c in r.challenges)
@@ -234,7 +243,7 @@ def format_progress(results: list[NotebookProgress], verbose: bool = False) -> s
 
 def _describe(error: nbformat.NotebookNode) -> str:
     if error.ename == "NotImplementedError" and not error.evalue.strip():
-        return "not answered yet (the answer cell still raises NotImplementedError)"
+        return NOT_ANSWERED
     return f"{error.ename}: {error.evalue}".strip()
 
 

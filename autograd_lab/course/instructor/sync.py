@@ -15,7 +15,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograd_lab.course.instructor import assignments, release
+from autograd_lab.course.instructor.course_root import assignments
+from autograd_lab.course.instructor.student_release import release
 
 _KEPT_METADATA = ("nbgrader", "editable", "deletable")
 

@@ -1,7 +1,7 @@
-"""The report of one autograded submission and the gradebook reads around it.
+"""The report of one autograded submission, and the gradebook and release reads around it.
 
-The messages themselves are made by the sandboxed grader (:mod:`autograd_lab.course.grading.batch`) from what it
-assembled, ignored or refused and from the harness's verdicts; nbgrader's log is no longer read.
+The messages themselves are written by the grader (:mod:`autograd_lab.course.grading`): what it took from the
+submission or ignored, and the judge's verdicts.
 """
 
 from __future__ import annotations
@@ -33,18 +33,3 @@ def expected_notebooks(course_dir: Path, assignment: str) -> list[str]:
         if names:
             return names
     return [f"{assignment}.ipynb"]
-
-
-def gradebook_score(course_dir: Path, student: str, assignment: str) -> tuple[float, float]:
-    """(score, max score) of a submission as nbgrader's gradebook holds them; (0, max) when it has none."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    db = course_dir / "gradebook.db"
-    with Gradebook(f"sqlite:///{db}") as gb:
-        max_score = gb.find_assignment(assignment).max_score
-        try:
-            submission = gb.find_submission(assignment, student)
-        except MissingEntry:
-            return 0.0, max_score
-        return float(submission.score), float(max_score)
-

@@ -10,8 +10,8 @@ printed back (``ast.unparse``). Two normalised sources are then compared with :c
 Compared, for every submitted answer cell:
 
 - against the instructor's solution of that cell (the source notebook, solution markers removed);
-- against the library references named by the cell's hidden tests (``checks.assert_own_code(..., reference=X)``),
-  their source read with :func:`inspect.getsource`;
+- against the library objects the cell's hidden tests name as re-implemented (``checks.hidden_test(...,
+  replaces=["autograd_lab.ops.AddOp"])``), their source read with :func:`inspect.getsource`;
 - against the same cell of every other student.
 
 The ratio is a pointer for a human, not a verdict: short cells (``return a + b``) are alike in every submission.
@@ -33,7 +33,8 @@ from pathlib import Path
 import nbformat
 
 _MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.MULTILINE)
-_REFERENCE = re.compile(r"reference=((?:np|numpy|autograd_lab)(?:\.\w+)+)")
+_REPLACES = re.compile(r"replaces\s*=\s*[\[(]([^\])]*)[\])]")
+_DOTTED = re.compile(r"[\"']((?:numpy|autograd_lab)(?:\.\w+)+)[\"']")
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def _answer_cells(nb: nbformat.NotebookNode, answer_ids: set[str] | None = None)
 
 
 def _references_by_cell(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
-    """{answer grade_id: dotted references named by the hidden tests that follow it}."""
+    """{answer grade_id: dotted names in the ``replaces=`` lists of the hidden tests that follow it}."""
     refs: dict[str, list[str]] = {}
     current = None
     for cell in nb.cells:
@@ -120,8 +121,7 @@ def _references_by_cell(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
             current = meta.get("grade_id")
             refs.setdefault(current, [])
         elif meta.get("grade") and current is not None:
-            for ref in _REFERENCE.findall(cell.source):
-                ref = "numpy" + ref[2:] if ref.startswith("np.") else ref
+            for ref in (r for listed in _REPLACES.findall(cell.source) for r in _DOTTED.findall(listed)):
                 if ref not in refs[current]:
                     refs[current].append(ref)
     return refs
