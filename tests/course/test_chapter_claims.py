@@ -57,7 +57,7 @@ class Relation:
 
 
 def _floats(pattern: str, text: str) -> list[float]:
-    return [float(m.replace(",", "")) for m in re.findall(pattern, text)]
+    return [float(m.replace(",", "")) for m in re.findall(pattern, text, re.M)]
 
 
 def _loss_and_accuracy_rise_from_5_to_6(out: str) -> bool:
