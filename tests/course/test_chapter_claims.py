@@ -99,6 +99,13 @@ CLAIMS = [
     Claim("07_training_an_mlp", r"784 → 128 → 10, about ([\d,]+) parameters", r"parameters: (\d+)", 2000),
     Claim("07_training_an_mlp", r"six epochs of plain SGD reach about (\d+)% on held-out digits",
           r"held-out accuracy: ([\d.]+)% on", 0.5),
+    # 08: the summed loss
+    Claim("08_regularisation_and_optimizers", r"after 20 steps the run is back at about ([\d.]+)",
+          r"^summed loss +median .* last loss/example ([\d.]+)", 0.1),
+    Claim("08_regularisation_and_optimizers", r"clipping stays around (\d+)",
+          r"^summed loss, clipped at 5 +median norm +([\d.]+)", 15),
+    Claim("08_regularisation_and_optimizers", r"the mean loss's gradient has a norm of about ([\d.]+)",
+          r"^mean loss \(the fix\) +median norm +([\d.]+)", 0.15),
     # 09: the CNN
     Claim("09_convolution", r"It has ([\d,]+) parameters", r"^([\d,]+) parameters$"),
     Claim("09_convolution", r"at 0\.02 it prints (none)", r"dead channels in block 2 \(zero on all 500 test images\): "
@@ -126,7 +133,23 @@ CLAIMS = [
     Claim("12_to_the_microcontroller", r"cuts flash by almost (\d+)×", r"\(([\d.]+)x smaller\)", 0.15),
 ]
 
+def _clipped_ends_below_the_fix_and_lr_03_at_least_as_well(out: str) -> bool:
+    last = dict(re.findall(r"^(summed loss, clipped at 5|mean loss \(the fix\)|mean loss, lr 0\.3) +median .* "
+                           r"last loss/example ([\d.]+)", out, re.M))
+    return len(last) == 3 and float(last["summed loss, clipped at 5"]) < float(last["mean loss (the fix)"]) and \
+        float(last["mean loss, lr 0.3"]) <= float(last["summed loss, clipped at 5"]) + 0.05
+
+
+def _summed_loss_reaches_the_thousands(out: str) -> bool:
+    peak = _floats(r"^summed loss +median norm +[\d.e+]+ +peak loss/example +([\d.e+]+)", out)
+    return len(peak) == 1 and 1000 <= peak[0] < 10000
+
+
 RELATIONS = [
+    Relation("08_regularisation_and_optimizers", r"the loss\s+per example reaches the thousands",
+             _summed_loss_reaches_the_thousands),
+    Relation("08_regularisation_and_optimizers", r"orange ends \*lower\* than the green(.|\n)*does at least\s+as well",
+             _clipped_ends_below_the_fix_and_lr_03_at_least_as_well),
     Relation("12_to_the_microcontroller", r"about eleven\s+times more multiply-accumulates",
              _cnn_has_about_eleven_times_the_macs),
     Relation("12_to_the_microcontroller", r"Both int8 scores\s+sit within noise of their float ones",
