@@ -11,6 +11,7 @@
 2. An unattempted challenge leaves "Run All" green: with the challenge's solution regions replaced by
    ``raise NotImplementedError()`` (as nbgrader's release does) and every graded answer in place, the notebook runs
    without an error and the challenge's test cell prints "not attempted".
+3. Every chapter states its time as a range and calls it an estimate (no learner has been timed on this edition).
 """
 
 from __future__ import annotations
@@ -277,3 +278,11 @@ def test_an_unattempted_challenge_leaves_run_all_green(chapter: str) -> None:
     for i in tests:
         text = _printed(nbformat.from_dict({"cells": [nb.cells[i]]}))
         assert "not attempted" in text, f"{chapter}: challenge test cell {i} printed {text[:300]!r}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_states_its_time_as_an_estimated_range(chapter: str) -> None:
+    intro = nbformat.read(_path(chapter), as_version=4).cells[0].source
+    time = re.search(r"\*\*Time\.\*\* An estimate, not yet timed with learners[^:]*: (\d+|1½) to (\d+) (minutes|hours)",
+                     intro)
+    assert time, f"{chapter}: the first cell should state the time as '**Time.** An estimate, ...: N to M minutes'"
