@@ -81,7 +81,8 @@ class _Recorder:
                 f"the captured function read the value of {var!r} ({what}) at {user_callsite() or 'unknown'}. "
                 "A captured program replays the same operators on new data, so Python code must not look at values "
                 "while capturing: a decision made on the first batch's values would be frozen into the program. "
-                "Compute with operators instead, or run this function eagerly (--engine eager)"
+                "Compute with operators instead, or do not capture this function: call it directly, without Plan or "
+                "capture (the command line's `autograd-lab train` has --engine eager for this)"
             )
 
 
@@ -207,8 +208,9 @@ def check_same_structure(first: Program, second: Program) -> None:
             break
     raise CaptureError(
         f"the graph changed between two captures with the same input shapes: {detail}. A graph whose structure "
-        "depends on the data (or on anything but the input shapes) cannot be replayed; use the eager engine "
-        "(--engine eager), or make the decision inside an operator"
+        "depends on the data (or on anything but the input shapes) cannot be replayed. Call the function directly, "
+        "without Plan or capture (the command line's `autograd-lab train` has --engine eager for this), or make the "
+        "decision inside an operator"
     )
 
 
