@@ -181,31 +181,37 @@ class Operator:
         inputs = self.inputs
         if type(grads) is not list or len(grads) != len(inputs):
             grads = self._check_count(grads, len(inputs))
-        for i, x in enumerate(inputs):
+        anomaly = Config.detect_anomaly
+        i = 0
+        for x, g in zip(inputs, grads):
             if needs is not None and not needs[i]:
                 grads[i] = None
-                continue
-            g = grads[i]
-            if g is None:
-                raise ShapeError(
-                    f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed"
-                )
-            if type(g) is not np.ndarray:  # a NumPy scalar from a full reduction, or a list
-                g = np.asarray(g)
-            if g.shape != x.shape:
-                raise ShapeError(
-                    f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
-                    f"{x.shape} (the input's shape){self._where()}"
-                )
-            if g.dtype != x.dtype:
-                g = g.astype(x.dtype)
-            if Config.detect_anomaly and not np.isfinite(g).all():
-                raise AnomalyError(
-                    f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
-                    f"{self._where()}"
-                )
-            grads[i] = g
+            # Speed: the common case, an array of the right shape and dtype, is recognised in one line.
+            elif type(g) is not np.ndarray or g.shape != x.shape or g.dtype is not x.dtype or anomaly:
+                grads[i] = self._check_gradient(i, g, x)
+            i += 1
         return grads
+
+    def _check_gradient(self, i: int, g: Any, x: np.ndarray) -> np.ndarray:
+        """The checks of :meth:`run_backward` for the gradient ``g`` of input ``i`` (value ``x``): an array of x's
+        shape, cast to x's dtype, finite under ``detect_anomaly()``."""
+        if g is None:
+            raise ShapeError(f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed")
+        if type(g) is not np.ndarray:  # a NumPy scalar from a full reduction, or a list
+            g = np.asarray(g)
+        if g.shape != x.shape:
+            raise ShapeError(
+                f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
+                f"{x.shape} (the input's shape){self._where()}"
+            )
+        if g.dtype != x.dtype:
+            g = g.astype(x.dtype)
+        if Config.detect_anomaly and not np.isfinite(g).all():
+            raise AnomalyError(
+                f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
+                f"{self._where()}"
+            )
+        return g
 
     def release(self) -> None:
         """Drop what the recorded call saved for backward: ``inputs``, ``output`` and the attributes named in
@@ -216,7 +222,7 @@ class Operator:
         (and the optimizer updates it in place).
         """
         self.inputs = ()
-        state = vars(self)
+        state = self.__dict__
         state.pop("output", None)
         for name in self.saved:
             state.pop(name, None)

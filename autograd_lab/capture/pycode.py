@@ -115,8 +115,8 @@ def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], 
     for k in program.backward_order:
         node = program.nodes[k]
         env[f"backward{k}"] = node.op.run_backward
-        env[f"needs{k}"] = node.needs
-        add(f"        grads = backward{k}(g{node.output}, needs{k})  # {_comment(node.op_class)}, checked")
+        needs = tuple(bool(need) for need in node.needs or ())  # plain bools: only their repr enters the source
+        add(f"        grads = backward{k}(g{node.output}, {needs!r})  # {_comment(node.op_class)}, checked")
         add(f"        del g{node.output}")
         for position, (i, need) in enumerate(zip(node.inputs, node.needs or ())):
             if need:
