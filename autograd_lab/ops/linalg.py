@@ -37,15 +37,6 @@ class MatMulOp(Operator):
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
         ta, tb = self.transpose_a, self.transpose_b
-        if a.ndim == 2 and b.ndim == 2:
-            # Two matrices, the common case: the rule below without broadcasting, each product taken directly in
-            # the stored layout (for y = A bᵀ, db = (Aᵀ gy)ᵀ = gyᵀ A; for y = aᵀ B, da = (gy Bᵀ)ᵀ = B gyᵀ).
-            ga2 = gb2 = None
-            if self.needs_grad(0):
-                ga2 = (b.T if tb else b) @ gy.T if ta else gy @ (b if tb else b.T)
-            if self.needs_grad(1):
-                gb2 = gy.T @ (a.T if ta else a) if tb else (a if ta else a.T) @ gy
-            return [ga2, gb2]
         A = _t(a) if ta else a
         B = _t(b) if tb else b
         # Promote 1-D operands to matrices so that one rule covers every case, then undo it.
