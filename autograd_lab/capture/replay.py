@@ -161,7 +161,7 @@ class Replay:
 
 
 def _forward_error(op: Any, exc: ValueError) -> ValueError:
-    """The ValueError ``op.forward`` raised: ``Operator._run_forward`` wraps one that is not a ShapeError in a
+    """The ValueError ``op.forward`` raised: ``Operator.run_forward`` wraps one that is not a ShapeError in a
     ShapeError naming the input shapes and the calling line (here, the replay's), which is unwrapped."""
     cause = exc.__cause__
     if (isinstance(exc, ShapeError) and isinstance(cause, ValueError) and not isinstance(cause, ShapeError)
