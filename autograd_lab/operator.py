@@ -84,8 +84,12 @@ class Operator:
         return needs is None or needs[i]
 
     def config(self) -> dict[str, object]:
-        """The operator's configuration (axis, flags, ...) for drawings and error messages."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("inputs", "output")}
+        """The operator's configuration (axis, flags, ...): its public attributes, minus what a call saved (``inputs``,
+        ``output`` and the names in :attr:`saved`). Drawings, error messages, capture's structure check and the C
+        exporter read an op through it."""
+        saved = self.saved
+        return {k: v for k, v in vars(self).items()
+                if not k.startswith("_") and k not in ("inputs", "output") and k not in saved}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
