@@ -1,8 +1,9 @@
 """Config: the global modes every layer reads, in one small object (as DeZero's ``Config``).
 
 It imports nothing from the package, so the core files import in one direction: config ← variable ← operator ←
-engine ← ops (a name imports only names to its left). The context managers in :mod:`autograd_lab.modes` switch these attributes and restore them on exit;
-``Engine.grad_enabled`` and the other ``Engine.<mode>`` names read and write the same attributes.
+engine ← ops (each imports only modules to its left). The context managers in :mod:`autograd_lab.modes` switch these
+attributes and restore them on exit; ``Engine.grad_enabled`` and the other ``Engine.<mode>`` names read and write
+the same attributes.
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 done.add(finished)
                 branches.pop()
             elif nxt in on_path:
-                return path[on_path[nxt]:] + [nxt]
+                return [*path[on_path[nxt]:], nxt]
             elif nxt not in done:
                 on_path[nxt] = len(path)
                 path.append(nxt)

@@ -52,7 +52,8 @@ class Replay:
         self._forward = [(n.op, n.inputs, n.output) for n in program.nodes]
         self._ops = [n.op for n in program.nodes]
         # Per visited node: the op, the slot of its output gradient, which inputs need a gradient, the input slots.
-        self._backward = [(n.op, n.output, n.needs, n.inputs) for n in (program.nodes[k] for k in program.backward_order)]
+        visited = [program.nodes[k] for k in program.backward_order]
+        self._backward = [(n.op, n.output, n.needs, n.inputs) for n in visited]
         self._wrt: list[tuple[int, Variable]] = [(i, values[i].leaf) for i in program.wrt]  # type: ignore[misc]
         loss = program.loss
         self._loss = loss
