@@ -6,8 +6,9 @@ A subclass implements two methods on raw NumPy arrays, and declares what its for
 * ``backward(self, gy) -> list[ndarray | None]`` turns the gradient of the output into one gradient per input, in
   input order, each with exactly its input's shape (None for an input whose gradient nobody asked for, see
   :meth:`Operator.needs_grad`);
-* ``saved = ("_mask",)``, one class attribute: the names of every attribute ``forward`` sets on ``self`` (a mask,
-  a cache of indices), so that release, replay and the exporter read one declaration instead of guessing.
+* ``saved = ("_mask",)``, one class attribute: the names of the attributes ``forward`` sets on ``self`` for
+  ``backward``, so that release, replay and the exporter read one declaration instead of guessing (and
+  ``cached = (...)`` for the rare per-shape cache that may outlive a call).
 
 Calling an operator on Variables, ``MulOp()(x, y)``, runs ``forward`` and wires the graph: the result's ``op`` is the
 operator and its ``parents`` are ``[x, y]``. The base class saves the input values in ``self.inputs`` and the output in
@@ -58,6 +59,12 @@ class Operator:
     #: subclasses. :meth:`release` drops exactly these; a test checks that every operator of the library declares
     #: exactly what its forward sets.
     saved: ClassVar[tuple[str, ...]] = ()
+
+    #: The names of the attributes ``forward`` sets that depend only on the configuration and the input shape, and
+    #: are checked on every use (a slice index made once per shape), e.g. ``cached = ("_checked",)``. Release keeps
+    #: them, so a replayed op does not rebuild them on every step. Every attribute forward sets is in ``saved`` or
+    #: in ``cached``.
+    cached: ClassVar[tuple[str, ...]] = ()
 
     inputs: tuple[np.ndarray, ...]
     output: np.ndarray

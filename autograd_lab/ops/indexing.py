@@ -39,7 +39,7 @@ class SliceOp(Operator):
             shorter slice; a gate block of the wrong width must not go unnoticed).
     """
 
-    saved = ("_checked",)
+    cached = ("_checked",)
 
     # The input shape last checked and its index: a replayed plan calls forward again with the same shape, and the
     # checks and the index tuple cost several times the slicing itself (an LSTM step slices four times).
@@ -90,7 +90,7 @@ class SelectOp(Operator):
         ShapeError: if the input has no such axis or ``index`` is out of range.
     """
 
-    saved = ("_checked",)
+    cached = ("_checked",)
 
     _checked: tuple[tuple[int, ...], tuple[slice | int, ...]] | None = None  # as SliceOp's
 
