@@ -11,36 +11,42 @@ and remove its outgoing edges. Nodes left over at the end lie on a cycle.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
-from itertools import repeat
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from autograd_lab.config import Config
 from autograd_lab.errors import CycleError, GraphReleasedError, ShapeError
+from autograd_lab.gradients import add_gradient, needed_inputs, store_leaf_grads
 
 if TYPE_CHECKING:
     from autograd_lab.variable import Variable
 
-# The `_needs` of an op whose every input wants its gradient (zip stops at the inputs' count).
-_ALL = repeat(True)
+
+class _ModesOnConfig(type):
+    """Lets ``Engine.is_training`` (and the other names of ``Config.ENGINE_NAMES``) read and write
+    :class:`~autograd_lab.config.Config`, where the modes live; the notebooks and older code use these names."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name in Config.ENGINE_NAMES:
+            return getattr(Config, name)
+        raise AttributeError(f"type object 'Engine' has no attribute {name!r}")
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        if name in Config.ENGINE_NAMES:
+            setattr(Config, name, value)
+        else:
+            super().__setattr__(name, value)
 
 
-class Engine:
-    """Static methods that walk the graph, plus the global modes.
+class Engine(metaclass=_ModesOnConfig):
+    """Static methods that walk the graph.
 
-    Class attributes (switched with the context managers in :mod:`autograd_lab.modes`):
-        grad_enabled: when False (inside ``no_grad()``), operators record no graph.
-        is_training: when False (inside ``eval_mode()``), dropout is the identity.
-        detect_anomaly: when True, the first NaN/inf in a forward value or gradient raises AnomalyError.
-        recorder: while :func:`autograd_lab.capture.capture` runs, called by every operator call with
-            ``(op, input_variables, output_variable)``; None otherwise.
+    The global modes live in :class:`autograd_lab.config.Config` (switched with the context managers in
+    :mod:`autograd_lab.modes`); ``Engine.grad_enabled``, ``Engine.is_training``, ``Engine.detect_anomaly`` and
+    ``Engine.recorder`` read and write the same attributes.
     """
-
-    grad_enabled: bool = True
-    is_training: bool = True
-    detect_anomaly: bool = False
-    recorder: Callable[[Any, Any, Any], None] | None = None
 
     @staticmethod
     def topo_sort(root: Variable) -> list[Variable]:
@@ -159,14 +165,16 @@ class Engine:
             if seed.shape != root.shape:
                 raise ShapeError(f"grad has shape {seed.shape}, but the root has shape {root.shape}")
 
-        # With inputs=, each op's `_needs` says which of its inputs lead to a wanted leaf; without, every input does.
-        wanted = None if inputs is None else _mark_needed(order, inputs)
+        # With inputs=, `needs` maps each node on the way to a wanted leaf to which of its inputs need a gradient;
+        # other nodes are skipped. Without, every input of every node does.
+        wanted = None if inputs is None else set(inputs)
+        needs = None if wanted is None else needed_inputs(order, wanted)
 
         # Leaves' gradients are collected in `leaf_grads` and written only once the whole pass has succeeded, so a
-        # backward that raises part-way leaves every .grad as it was. A gradient stored as received may be shared
-        # with another node, so `+=` only goes into arrays in `owned`, which this pass created.
+        # backward that raises part-way leaves every .grad as it was. `summed` counts the gradients each node has
+        # received so far (add_gradient's rule depends on it).
         leaf_grads: dict[Variable, np.ndarray] = {}
-        owned: set[Variable] = {root}
+        summed: dict[Variable, int] = {root: 1}
         if root.is_leaf:
             if wanted is None or root in wanted:
                 leaf_grads[root] = seed
@@ -179,32 +187,35 @@ class Engine:
                     continue
                 parents, gy = node._parents, node.grad
                 node.grad = None
-                if wanted is None:
-                    op._needs = None
-                if gy is None or (wanted is not None and node not in wanted):
+                node_needs = None
+                if needs is not None:
+                    node_needs = needs.get(node)
+                    if node_needs is None:  # no wanted leaf lies below it
+                        gy = None
+                if gy is None:
                     if not retain_graph:
                         _release(node)
                     continue
-                grads = op._run_backward(gy, parents)
+                op.check_versions(parents)
+                grads = op.run_backward(gy, node_needs)  # None for every input whose gradient is not needed
                 if not retain_graph:
                     _release(node)
-                # Ops may compute gradients nobody asked for: only the inputs in `needs` receive theirs. (Speed: this
-                # loop runs once per edge of the graph, so it reads `_needs` and `_op` directly instead of calling
-                # needs_grad(i) and is_leaf.)
-                needs = op._needs or _ALL
-                for parent, g, need in zip(parents, grads, needs):
-                    if g is None or not need:
+                for parent, g in zip(parents, grads):
+                    if g is None:
                         continue
-                    if parent._op is None:  # a leaf
-                        leaf_grads[parent] = _sum(leaf_grads.get(parent), g, parent, owned)
+                    n = summed.get(parent, 0)
+                    summed[parent] = n + 1
+                    if parent._op is None:  # a leaf (speed: read directly, this loop runs once per edge)
+                        leaf_grads[parent] = add_gradient(leaf_grads.get(parent), g, n)
                     else:
-                        parent.grad = _sum(parent.grad, g, parent, owned)
+                        parent.grad = add_gradient(parent.grad, g, n)
         except BaseException:
             for node in order:
                 if not node.is_leaf:
                     node.grad = None  # partial sums must not survive into a retry
             raise
-        _store_leaf_grads(leaf_grads, owned)
+        # Sums (two or more gradients) and a leaf root's seed are arrays this pass made.
+        store_leaf_grads(leaf_grads, [leaf for leaf in leaf_grads if summed[leaf] > 1 or leaf is root])
 
     @staticmethod
     def forward(root: Variable) -> Variable:
@@ -222,29 +233,18 @@ class Engine:
         for node in Engine.topo_sort(root):
             op = node._op
             if op is not None:
-                node._data = op._run_forward(tuple([p._data for p in node._parents]))
+                node._data = op.run_forward(tuple([p._data for p in node._parents]))
                 node._version += 1
-                op._versions = [p._version for p in node._parents]
+                op.watch_versions(node._parents)
                 node.grad = None
         return root
 
 
 def _release(node: Variable) -> None:
     """Drop what the graph holds at ``node``: its op's saved values and its links to the parents."""
-    node._op._release()  # type: ignore[union-attr]  # only internal nodes are released
+    node._op.release()  # type: ignore[union-attr]  # only internal nodes are released
     node._parents = []
     node._released = True
-
-
-def _sum(current: np.ndarray | None, g: np.ndarray, node: Variable, owned: set[Variable]) -> np.ndarray:
-    """``current + g``: in place only into an array this pass created (``owned``), else into a new array."""
-    if current is None:
-        return g
-    if node in owned:
-        current += g
-        return current
-    owned.add(node)
-    return np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
 
 
 def _reachable(root: Variable) -> list[Variable]:
@@ -304,65 +304,3 @@ def _cycle_error(counts: dict[Variable, int], root: Variable) -> CycleError:
                 path.append(parent)
                 branches.append(iter([p for p in parent._parents if p in blocked]))
     return CycleError("the graph has a cycle (were .parents edited by hand?)")
-
-
-def _mark_needed(order: list[Variable], inputs: Iterable[Variable]) -> set[Variable]:
-    """For ``backward(inputs=...)``: set each op's ``_needs`` (which inputs need a gradient) and return the wanted
-    nodes, the given leaves and every node with one of them below it.
-
-    Raises:
-        ValueError: if an item of ``inputs`` is not a leaf.
-    """
-    wanted = set(inputs)
-    not_leaves = [v for v in wanted if not v.is_leaf]
-    if not_leaves:
-        raise ValueError(f"backward(inputs=...) takes leaves only; {not_leaves[0]!r} is not a leaf")
-    for node in reversed(order):  # leaves first, so a node's parents are decided before it
-        op = node._op
-        if op is not None:
-            op._needs = needs = tuple([parent in wanted for parent in node._parents])
-            if True in needs:
-                wanted.add(node)
-    return wanted
-
-
-def _store_leaf_grads(grads: dict[Variable, np.ndarray], owned: set[Variable]) -> None:
-    """Add this pass's gradients into the leaves' ``.grad``, each leaf getting a private, writable array.
-
-    A gradient stored as received may be read-only, a view, or the very array another leaf got; those are copied
-    (optimizers and clipping update ``.grad`` in place). Every existing ``.grad`` is checked first, so that a bad one
-    (wrong shape or dtype, set by hand) raises before any leaf is changed.
-
-    Raises:
-        ShapeError: if a leaf's existing ``.grad`` cannot take the new gradient.
-    """
-    if any(leaf.grad is not None for leaf in grads):  # only then can an existing .grad be unfit
-        _check_existing_grads(grads)
-    seen: set[int] = set()
-    for leaf, g in grads.items():
-        old = leaf.grad
-        if old is not None:
-            if old.flags.writeable:
-                old += g
-            else:
-                leaf.grad = np.asarray(old + g)
-            continue
-        # A view, an array already handed out to another leaf, or a read-only array is copied.
-        if leaf not in owned and (g.base is not None or id(g) in seen or not g.flags.writeable):
-            g = g.copy()
-        seen.add(id(g))
-        leaf.grad = g
-
-
-def _check_existing_grads(grads: dict[Variable, np.ndarray]) -> None:
-    """Raise ShapeError if a leaf's existing ``.grad`` cannot take the new gradient (see :func:`_store_leaf_grads`)."""
-    for leaf, g in grads.items():
-        old = leaf.grad
-        if old is not None and (
-            not isinstance(old, np.ndarray) or old.shape != g.shape or not np.can_cast(g.dtype, old.dtype, "same_kind")
-        ):
-            described = f"shape {old.shape}, dtype {old.dtype}" if isinstance(old, np.ndarray) else type(old).__name__
-            raise ShapeError(
-                f"{leaf!r} already has a .grad ({described}) that a gradient of shape {g.shape}, dtype {g.dtype} "
-                "cannot be added to; set .grad = None before backward"
-            )

@@ -1,4 +1,4 @@
-"""Context managers that switch the engine's global modes.
+"""Context managers that switch the global modes (:class:`autograd_lab.config.Config`).
 
 ``no_grad()`` (no graph is recorded: for evaluation and for optimizer arithmetic), ``eval_mode()`` / ``train_mode()``
 (what dropout does), and ``detect_anomaly()`` (stop at the first NaN or inf). Each restores the previous mode on exit,
@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
-from autograd_lab.engine import Engine
+from autograd_lab.config import Config
 
 
 @contextmanager
 def _switch(attribute: str, value: bool) -> Iterator[None]:
-    previous = getattr(Engine, attribute)
-    setattr(Engine, attribute, value)
+    previous = getattr(Config, attribute)
+    setattr(Config, attribute, value)
     try:
         yield
     finally:
-        setattr(Engine, attribute, previous)
+        setattr(Config, attribute, previous)
 
 
 def no_grad() -> AbstractContextManager[None]:
@@ -29,12 +29,12 @@ def no_grad() -> AbstractContextManager[None]:
 
 
 def eval_mode() -> AbstractContextManager[None]:
-    """Evaluation mode: ``Engine.is_training`` is False, so dropout is the identity."""
+    """Evaluation mode: ``Config.is_training`` is False, so dropout is the identity."""
     return _switch("is_training", False)
 
 
 def train_mode() -> AbstractContextManager[None]:
-    """Training mode (the default): ``Engine.is_training`` is True."""
+    """Training mode (the default): ``Config.is_training`` is True."""
     return _switch("is_training", True)
 
 

@@ -1,16 +1,28 @@
 """Operator: the base class of every differentiable operation.
 
-A subclass implements two methods on raw NumPy arrays:
+A subclass implements two methods on raw NumPy arrays, and declares what its forward keeps for backward:
 
 * ``forward(self, *xs) -> ndarray`` computes the output from the input values;
 * ``backward(self, gy) -> list[ndarray | None]`` turns the gradient of the output into one gradient per input, in
   input order, each with exactly its input's shape (None for an input whose gradient nobody asked for, see
-  :meth:`Operator.needs_grad`).
+  :meth:`Operator.needs_grad`);
+* ``saved = ("_mask",)``, one class attribute: the names of the attributes ``forward`` sets on ``self`` for
+  ``backward``, so that release, replay and the exporter read one declaration instead of guessing (and
+  ``cached = (...)`` for the rare per-shape cache that may outlive a call).
 
 Calling an operator on Variables, ``MulOp()(x, y)``, runs ``forward`` and wires the graph: the result's ``op`` is the
 operator and its ``parents`` are ``[x, y]``. The base class saves the input values in ``self.inputs`` and the output in
-``self.output`` for backward, and checks every gradient that ``backward`` returns. An operator instance records one
-call only, so state saved for backward (a dropout mask, say) can never be mixed up between two nodes.
+``self.output`` for backward, and checks every gradient that ``backward`` returns (:meth:`Operator.run_backward`).
+
+Two modes of use (the operator contract):
+
+* **eager** (``op(x, y)``, then :meth:`Engine.backward`): an instance records one call only, so state saved for
+  backward (a dropout mask, say) can never be mixed up between two nodes; a second call raises OperatorReuseError.
+  Backward runs once, then :meth:`Operator.release` drops what was saved and the op cannot run backward again.
+* **replay** (:mod:`autograd_lab.capture`): a captured Program owns its ops and calls the same instance again on
+  every step, ``run_forward`` (or ``forward`` itself, in the generated replay) then ``run_backward``, and
+  :meth:`Operator.release` after each step. The one-call rule does not apply there: a Program's node is one call
+  site, and each step's forward overwrites what the previous step's release dropped.
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from autograd_lab._callsite import user_callsite
-from autograd_lab.engine import Engine
+from autograd_lab.config import Config
 from autograd_lab.errors import AnomalyError, InPlaceModificationError, OperatorReuseError, ShapeError
 from autograd_lab.variable import Variable
 
@@ -34,7 +46,7 @@ class Operator:
         output: the output value of the recorded call (read-only ndarray).
     """
 
-    #: True for an operator whose ``forward`` reads ``Engine.is_training`` (dropout, batch normalisation). The mode is
+    #: True for an operator whose ``forward`` reads ``Config.is_training`` (dropout, batch normalisation). The mode is
     #: read once, at forward time: the output and whatever ``forward`` saves for ``backward`` follow the mode of that
     #: call, and ``backward`` never consults the mode. The flag changes nothing in the engine; it tells tools that
     #: inspect a graph that the node would compute differently in the other mode: the graph views draw such an
@@ -42,11 +54,23 @@ class Operator:
     #: it means to record (the C exporter needs one built in evaluation mode). Subclasses set it as a class attribute.
     training_dependent: ClassVar[bool] = False
 
+    #: The names of the attributes ``forward`` sets on ``self`` for ``backward`` (beyond ``inputs`` and ``output``,
+    #: which the base class saves), e.g. ``saved = ("_scale_mask",)``. One line per operator class, inherited by
+    #: subclasses. :meth:`release` drops exactly these; a test checks that every operator of the library declares
+    #: exactly what its forward sets.
+    saved: ClassVar[tuple[str, ...]] = ()
+
+    #: The names of the attributes ``forward`` sets that depend only on the configuration and the input shape, and
+    #: are checked on every use (a slice index made once per shape), e.g. ``cached = ("_checked",)``. Release keeps
+    #: them, so a replayed op does not rebuild them on every step. Every attribute forward sets is in ``saved`` or
+    #: in ``cached``.
+    cached: ClassVar[tuple[str, ...]] = ()
+
     inputs: tuple[np.ndarray, ...]
     output: np.ndarray
     _versions: list[int]
     # Defaults that a call overrides per instance.
-    _needs: tuple[bool, ...] | None = None
+    _needs: tuple[bool, ...] | None = None  # the needs of the backward call running now (see run_backward)
     _called: bool = False
     _created_at: str | None = None
 
@@ -61,13 +85,18 @@ class Operator:
         raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
 
     def needs_grad(self, i: int) -> bool:
-        """Whether the gradient of input ``i`` is wanted in the current backward (skip the work when it is not)."""
+        """Whether the gradient of input ``i`` is wanted in the backward call running now (skip the work when it is
+        not). Every input's is wanted unless the caller of :meth:`run_backward` said otherwise."""
         needs = self._needs
         return needs is None or needs[i]
 
     def config(self) -> dict[str, object]:
-        """The operator's configuration (axis, flags, ...) for drawings and error messages."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("inputs", "output")}
+        """The operator's configuration (axis, flags, ...): its public attributes, minus what a call saved (``inputs``,
+        ``output`` and the names in :attr:`saved`). Drawings, error messages, capture's structure check and the C
+        exporter read an op through it."""
+        saved = self.saved
+        return {k: v for k, v in vars(self).items()
+                if not k.startswith("_") and k not in ("inputs", "output") and k not in saved}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
@@ -95,23 +124,30 @@ class Operator:
                     f"{type(self).__name__} input {i} must be a Variable, got {type(v).__name__}; "
                     "wrap arrays with Variable.from_numpy(array)"
                 )
-        if Engine.detect_anomaly:
+        if Config.detect_anomaly:
             self._created_at = user_callsite()
-        out = self._run_forward(tuple([v._data for v in variables]))
-        if Engine.grad_enabled:
-            self._versions = [v._version for v in variables]
+        out = self.run_forward(tuple([v._data for v in variables]))
+        if Config.grad_enabled:
+            self.watch_versions(variables)
             result = Variable._new(out, self, list(variables))
         else:
             # no_grad(): the result is a plain leaf and nothing is kept for backward.
             self.inputs = ()
             del self.output
             result = Variable._new(out, None, [])
-        if Engine.recorder is not None:  # a capture is running (autograd_lab.capture)
-            Engine.recorder(self, variables, result)
+        if Config.recorder is not None:  # a capture is running (autograd_lab.capture)
+            Config.recorder(self, variables, result)
         return result
 
-    def _run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
-        """Run ``forward`` on input values, save inputs and output for backward, and return the read-only output."""
+    def run_forward(self, xs: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Run ``forward`` on input values, save inputs and output for backward, and return the read-only output.
+
+        The forward step of both modes (``__call__``, :meth:`Engine.forward`, replay's checked loop).
+
+        Raises:
+            ShapeError: if ``forward`` raises a ValueError (names the op, the input shapes and the calling line).
+            AnomalyError: under ``detect_anomaly()``, if the output holds NaN or inf.
+        """
         try:
             out = self.forward(*xs)
         except ValueError as exc:
@@ -125,7 +161,7 @@ class Operator:
         if type(out) is not np.ndarray:
             out = np.asarray(out)
         out.setflags(write=False)
-        if Engine.detect_anomaly and not np.isfinite(out).all():
+        if Config.detect_anomaly and not np.isfinite(out).all():
             raise AnomalyError(
                 f"{type(self).__name__} produced {_describe_bad(out)} in its forward value "
                 f"(node created at {self._created_at or user_callsite() or 'unknown'})"
@@ -134,68 +170,94 @@ class Operator:
         self.output = out
         return out
 
-    def _run_backward(self, gy: np.ndarray, parents: list[Variable]) -> list[np.ndarray | None]:
-        """Call ``backward`` and check its result: count, shapes, dtypes, and (under detect_anomaly) finiteness.
+    def run_backward(self, gy: np.ndarray, needs: tuple[bool, ...] | None = None) -> list[np.ndarray | None]:
+        """Call ``backward`` and check its result: the one backward call of every walk (``Engine.backward``, replay's
+        checked loop and the generated replay all call it).
+
+        While ``backward`` runs, :meth:`needs_grad` answers from ``needs``. The result is a list with one entry per
+        input: None where ``needs`` says no gradient is wanted (whatever ``backward`` returned there), else an
+        ndarray of the input's shape, cast to the input's dtype.
+
+        Args:
+            gy: d(root)/d(output), the output's shape.
+            needs: one flag per input, True where the gradient is wanted; None: every input's is.
 
         Raises:
-            InPlaceModificationError: if an input was modified in place after the forward pass.
-            ShapeError: if the count of gradients or a gradient's shape is wrong (names the op and the input index).
-            AnomalyError: under ``detect_anomaly()``, if a gradient holds NaN or inf.
+            ShapeError: if ``backward`` returns the wrong count of gradients, None for a wanted one, or a gradient of
+                the wrong shape (names the op and the input index).
+            AnomalyError: under ``detect_anomaly()``, if a wanted gradient holds NaN or inf.
         """
-        # A modified input is reported first, whatever else might go wrong: it is the cause.
-        if [p._version for p in parents] != self._versions:
-            self._raise_modified(parents)
+        self._needs = needs
         grads = self.backward(gy)
-        if type(grads) is not list or len(grads) != len(parents):
-            grads = self._check_count(grads, parents)
-        for i, (parent, g) in enumerate(zip(parents, grads)):
-            if g is None:
-                if self.needs_grad(i):
-                    raise ShapeError(
-                        f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed"
-                    )
-                continue
-            if type(g) is not np.ndarray:  # a NumPy scalar from a full reduction, or a list
-                g = np.asarray(g)
-            # Speed: the parent's array is read once (its .shape and .dtype properties would be two calls each).
-            data = parent._data
-            if g.shape != data.shape:
-                raise ShapeError(
-                    f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
-                    f"{data.shape} (the input's shape){self._where()}"
-                )
-            if g.dtype != data.dtype:
-                g = g.astype(data.dtype)
-            if Engine.detect_anomaly and not np.isfinite(g).all():
-                raise AnomalyError(
-                    f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
-                    f"{self._where()}"
-                )
-            grads[i] = g
+        inputs = self.inputs
+        if type(grads) is not list or len(grads) != len(inputs):
+            grads = self._check_count(grads, len(inputs))
+        i = 0
+        for x in inputs:
+            g = grads[i]
+            if needs is not None and not needs[i]:
+                grads[i] = None
+            # Speed: the common case, an array of the input's dtype and shape, is recognised in one line.
+            elif type(g) is not _ndarray or g.dtype is not x.dtype or g.shape != x.shape or Config.detect_anomaly:
+                grads[i] = self._check_gradient(i, g, x)
+            i += 1
         return grads
 
-    def _release(self) -> None:
-        """Drop what the recorded call saved for backward: ``inputs``, ``output`` and the op's own saved values
-        (private attributes holding arrays, e.g. a dropout mask), keeping its configuration (:meth:`config`).
+    def _check_gradient(self, i: int, g: Any, x: np.ndarray) -> np.ndarray:
+        """The checks of :meth:`run_backward` for the gradient ``g`` of input ``i`` (value ``x``): an array of x's
+        shape, cast to x's dtype, finite under ``detect_anomaly()``."""
+        if g is None:
+            raise ShapeError(f"{type(self).__name__}.backward returned None for input {i}, whose gradient is needed")
+        if type(g) is not np.ndarray:  # a NumPy scalar from a full reduction, or a list
+            g = np.asarray(g)
+        if g.shape != x.shape:
+            raise ShapeError(
+                f"{type(self).__name__}.backward: gradient for input {i} has shape {g.shape}, expected "
+                f"{x.shape} (the input's shape){self._where()}"
+            )
+        if g.dtype != x.dtype:
+            g = g.astype(x.dtype)
+        if Config.detect_anomaly and not np.isfinite(g).all():
+            raise AnomalyError(
+                f"{type(self).__name__}.backward produced {_describe_bad(g)} in the gradient of input {i}"
+                f"{self._where()}"
+            )
+        return g
 
-        ``Engine.backward`` calls it when it releases the node; the op then cannot run backward again.
+    def release(self) -> None:
+        """Drop what the recorded call saved for backward: ``inputs``, ``output`` and the attributes named in
+        :attr:`saved`, keeping the configuration (:meth:`config`) and the flags.
+
+        Eager: ``Engine.backward`` calls it when it releases the node; the op then cannot run backward again.
+        Replay: called after every step, so that between steps a Parameter's array is held by the Parameter alone
+        (and the optimizer updates it in place).
         """
         self.inputs = ()
-        saved = vars(self)
-        saved.pop("output", None)
-        # Speed: Engine.backward calls this for every node, so the base class's own bookkeeping (never arrays) is
-        # skipped by name and the common case, an array, is tested first.
-        for name in [k for k, v in saved.items()
-                     if k[0] == "_" and k not in _BOOKKEEPING and (type(v) is np.ndarray or _holds_array(v))]:
-            del saved[name]
+        state = self.__dict__
+        state.pop("output", None)
+        for name in self.saved:
+            state.pop(name, None)
 
-    def _check_count(self, grads: object, parents: list[Variable]) -> list[np.ndarray | None]:
-        if isinstance(grads, tuple) and len(grads) == len(parents):
-            return list(grads)
+    def watch_versions(self, inputs: tuple[Variable, ...] | list[Variable]) -> None:
+        """Remember the inputs' versions at forward time, so that backward can refuse inputs changed since."""
+        self._versions = [v._version for v in inputs]
+
+    def check_versions(self, inputs: list[Variable]) -> None:
+        """Eager backward's first check (replay binds fresh values on every run, so it has none).
+
+        Raises:
+            InPlaceModificationError: if an input was modified in place after the forward pass (names the input).
+        """
+        if [p._version for p in inputs] != self._versions:
+            self._raise_modified(inputs)
+
+    def _check_count(self, grads: object, n_inputs: int) -> list[np.ndarray | None]:
+        if isinstance(grads, (list, tuple)) and len(grads) == n_inputs:
+            return list(grads)  # a tuple, or a list subclass: a plain list, which run_backward may write into
         got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
         raise ShapeError(
             f"{type(self).__name__}.backward must return a list with one gradient per input "
-            f"({len(parents)}), got {got}"
+            f"({n_inputs}), got {got}"
         )
 
     def _raise_modified(self, parents: list[Variable]) -> None:
@@ -211,13 +273,7 @@ class Operator:
         return f" (node created at {self._created_at})" if self._created_at else ""
 
 
-#: The base class's private attributes, which hold flags and counters, never saved arrays (see Operator._release).
-_BOOKKEEPING = frozenset({"_called", "_versions", "_needs", "_created_at"})
-
-
-def _holds_array(value: object) -> bool:
-    return isinstance(value, np.ndarray) or (
-        isinstance(value, (tuple, list)) and any(isinstance(v, np.ndarray) for v in value))
+_ndarray = np.ndarray  # one global lookup instead of two in run_backward's loop
 
 
 def _describe_bad(a: np.ndarray) -> str:
@@ -225,7 +281,6 @@ def _describe_bad(a: np.ndarray) -> str:
     n_inf = int(np.isinf(a).sum())
     first = np.unravel_index(int(np.flatnonzero(~np.isfinite(a))[0]), a.shape) if a.ndim else ()
     return f"{n_nan} NaN and {n_inf} inf (first at index {tuple(int(i) for i in first)})"
-
 
 
 def _argument_names(op: Operator, n_given: int) -> str:

@@ -13,10 +13,11 @@ optimizers), which bumps a version counter so that a graph that saved the old va
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from autograd_lab.config import Config
 
 if TYPE_CHECKING:
     from autograd_lab.operator import Operator
@@ -24,18 +25,22 @@ if TYPE_CHECKING:
 
 _refcount = getattr(sys, "getrefcount", None)
 
-#: While a capture runs (autograd_lab.capture), called with each Variable whose value Python reads (``.data``,
-#: ``.item()``, ``.numpy()``), so that a read that would make the graph depend on the data is refused.
-_read_hook: Callable[[Variable], None] | None = None
 
+def as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
+    """Turn ``array`` into a read-only floating-point ndarray, by default a private copy: what a leaf holds.
 
-def _as_leaf_array(array: Any, where: str, copy: bool = True) -> np.ndarray:
-    """Turn ``array`` into a read-only floating-point ndarray, by default a private copy.
+    Used by :class:`Variable` and by replay (:mod:`autograd_lab.capture`) to bind new arguments the same way.
 
     Floating dtypes are kept; integer and boolean input is converted to float64 (so that integer class labels can
     still be fed to :class:`~autograd_lab.ops.SoftmaxCrossEntropyOp`). Anything else raises TypeError. With
     ``copy=False`` a floating ndarray is used as it is and marked read-only, so later writes by the caller fail
     loudly instead of silently changing the leaf.
+
+    Args:
+        array: any real array-like. where: the name used in the error message (``"Variable(x)"``).
+
+    Raises:
+        TypeError: for complex, object or string data.
     """
     data = np.asarray(array)
     kind = data.dtype.kind
@@ -74,7 +79,7 @@ class Variable:
     name: str | None
 
     def __init__(self, data: Any, name: str | None = None, *, copy: bool = True) -> None:
-        self._data = _as_leaf_array(data, f"{type(self).__name__}({name or ''})", copy)
+        self._data = as_leaf_array(data, f"{type(self).__name__}({name or ''})", copy)
         self._op = None
         self._parents = []
         self._released = False
@@ -138,8 +143,8 @@ class Variable:
     @property
     def data(self) -> np.ndarray:
         """The value (read-only ndarray)."""
-        if _read_hook is not None:
-            _read_hook(self)
+        if Config.read_hook is not None:  # a capture is running
+            Config.read_hook(self)
         return self._data
 
     @data.setter
@@ -154,7 +159,7 @@ class Variable:
                 f"cannot assign .data of a node computed by {type(self._op).__name__}; "
                 "change the leaves and call Engine.forward(root) instead"
             )
-        self._data = _as_leaf_array(value, f"{type(self).__name__}({self.name or ''}).data")
+        self._data = as_leaf_array(value, f"{type(self).__name__}({self.name or ''}).data")
         self._version += 1
 
     @property
@@ -179,14 +184,14 @@ class Variable:
 
     def numpy(self) -> np.ndarray:
         """Return a writable copy of the value."""
-        if _read_hook is not None:
-            _read_hook(self)
+        if Config.read_hook is not None:  # a capture is running
+            Config.read_hook(self)
         return self._data.copy()
 
     def item(self) -> float:
         """Return the value of a one-element Variable as a Python float."""
-        if _read_hook is not None:
-            _read_hook(self)
+        if Config.read_hook is not None:  # a capture is running
+            Config.read_hook(self)
         return float(self._data.reshape(-1)[0]) if self._data.size == 1 else float(self._data.item())
 
     def __repr__(self) -> str:

@@ -79,3 +79,18 @@ def test_without_detect_anomaly_nan_passes_silently():
 def _line_of(text: str) -> int:
     with open(__file__) as f:
         return next(i for i, line in enumerate(f, 1) if line.strip() == text)
+
+
+def test_the_modes_live_in_config_and_engine_names_read_and_write_them():
+    """Config holds the modes (issue 21, item 3); Engine.is_training and the other Engine names, which the notebooks
+    use, read and write the same attributes."""
+    from autograd_lab.config import Config
+
+    with eval_mode():
+        assert Config.is_training is False and Engine.is_training is False
+    Engine.grad_enabled = False
+    try:
+        assert Config.grad_enabled is False
+    finally:
+        Engine.grad_enabled = True
+    assert Config.grad_enabled is True and Engine.detect_anomaly is Config.detect_anomaly is False

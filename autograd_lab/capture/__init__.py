@@ -11,7 +11,8 @@ can be captured) is in :mod:`autograd_lab.capture.capture`.
 from autograd_lab.capture.capture import capture, check_same_structure, program_from_graph
 from autograd_lab.capture.errors import CaptureError, ReplayShapeError
 from autograd_lab.capture.ir import Node, Program, Value
-from autograd_lab.capture.replay import Plan, Replay
+from autograd_lab.capture.plan import Plan
+from autograd_lab.capture.replay import Replay
 
 __all__ = ["CaptureError", "Node", "Plan", "Program", "Replay", "ReplayShapeError", "Value", "capture",
            "check_same_structure", "program_from_graph"]

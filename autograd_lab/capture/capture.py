@@ -1,6 +1,6 @@
 """Capture: run a function of Variables once, recording every operator call into a :class:`Program`.
 
-While capturing, every ``Operator.__call__`` reports to a recorder (``Engine.recorder``), so the nodes are written
+While capturing, every ``Operator.__call__`` reports to a recorder (``Config.recorder``), so the nodes are written
 down in the order they ran, the very order eager execution uses (which keeps random draws, e.g. dropout masks, in
 step). Leaves met on the way become Values: the placeholders standing for the arguments, the Parameters and any other
 leaf (a constant).
@@ -26,17 +26,21 @@ from typing import Any
 
 import numpy as np
 
-from autograd_lab import variable as _variable
 from autograd_lab._callsite import user_callsite
 from autograd_lab.capture.errors import CaptureError
 from autograd_lab.capture.ir import CONST, INPUT, NODE, PARAM, Node, Program, Value
+from autograd_lab.capture.replay import Replay
+from autograd_lab.config import Config
 from autograd_lab.engine import Engine
+from autograd_lab.errors import ShapeError
+from autograd_lab.gradients import needed_inputs
 from autograd_lab.operator import Operator
 from autograd_lab.variable import Parameter, Variable
 
 
 class _Recorder:
-    """Collects Values and Nodes while the function runs (installed as ``Engine.recorder``)."""
+    """Collects Values and Nodes while the function runs (installed as ``Config.recorder`` and
+    ``Config.read_hook``)."""
 
     def __init__(self) -> None:
         self.values: list[Value] = []
@@ -117,9 +121,7 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
             function did not use gets no gradient, as with ``Engine.backward(inputs=...)``).
         ShapeError: if the first output has more than one element when ``backward`` is True.
     """
-    from autograd_lab.capture.replay import Replay  # replay imports the IR only; this keeps the import one-way
-
-    if Engine.recorder is not None:
+    if Config.recorder is not None:
         raise CaptureError("capture() was called while another capture is running; captures do not nest")
     rec = _Recorder()
     placeholders = []
@@ -130,13 +132,13 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
         x = a if isinstance(a, Variable) else Variable.from_numpy(a, name=f"input{i}", copy=copy)
         placeholders.append(x)
         rec.add(x, INPUT, watch=True)
-    Engine.recorder = rec.record
-    _variable._read_hook = rec.read
+    Config.recorder = rec.record
+    Config.read_hook = rec.read
     try:
         result = fn(*placeholders)
     finally:
-        Engine.recorder = None
-        _variable._read_hook = None
+        Config.recorder = None
+        Config.read_hook = None
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     for k, out in enumerate(outs):
         if not isinstance(out, Variable) or id(out) not in rec.slot:
@@ -145,7 +147,7 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
                 "given; return the Variables (the loss first)"
             )
     program = Program(rec.values, rec.nodes, list(range(len(placeholders))), [rec.slot[id(v)] for v in outs],
-                      training=Engine.is_training, returns_tuple=isinstance(result, (tuple, list)))
+                      training=Config.is_training, returns_tuple=isinstance(result, (tuple, list)))
     if backward:
         _plan_backward(program, rec, outs[0], wrt)
     values = [v._data for v in rec.variables]
@@ -160,11 +162,10 @@ def capture(fn: Callable[..., Any], *args: Any, wrt: Iterable[Parameter] | None 
 def _plan_backward(program: Program, rec: _Recorder, loss: Variable, wrt: Iterable[Parameter] | None) -> None:
     """Fill ``program.backward_order``, ``wrt`` and each visited node's ``needs`` from the recorded graph.
 
-    The order is :meth:`Engine.backward_order` of the loss, so gradients are summed in the same order as eager
-    backward (bit-identical results); a node is visited only if some wanted Parameter lies below it.
+    The order is :meth:`Engine.backward_order` of the loss and the needs are :func:`needed_inputs`, as in
+    ``Engine.backward(loss, inputs=wrt)``, so gradients are summed in the same order as eager backward (bit-identical
+    results); a node is visited only if some wanted Parameter lies below it.
     """
-    from autograd_lab.errors import ShapeError
-
     if loss.size != 1:
         raise ShapeError(f"the first output of a captured function is differentiated, so it must have one element; "
                          f"it has shape {loss.shape} (return the loss first, or capture with backward=False)")
@@ -178,17 +179,16 @@ def _plan_backward(program: Program, rec: _Recorder, loss: Variable, wrt: Iterab
             index = rec.slot.get(id(p))
             if index is not None:  # a Parameter the function did not use gets no gradient, as in eager backward
                 program.wrt.append(index)
-    wanted = set(program.wrt)
+    order = Engine.backward_order(loss)
+    needs = needed_inputs(order, [rec.variables[i] for i in program.wrt])
     node_of = {n.output: n for n in program.nodes if n.recorded}
-    order = [rec.slot[id(v)] for v in Engine.backward_order(loss)]
-    for index in reversed(order):  # leaves first, so a node's inputs are decided before it
-        node = node_of.get(index)
-        if node is not None:
-            needs = tuple(i in wanted for i in node.inputs)
-            if True in needs:
-                node.needs = needs
-                wanted.add(index)
-    program.backward_order = [node_of[i].index for i in order if i in node_of and node_of[i].needs is not None]
+    program.backward_order = []
+    for var in order:
+        flags = needs.get(var)
+        if flags is not None:
+            node = node_of[rec.slot[id(var)]]
+            node.needs = flags
+            program.backward_order.append(node.index)
 
 
 def check_same_structure(first: Program, second: Program) -> None:
@@ -243,4 +243,4 @@ def program_from_graph(root: Variable, inputs: Sequence[Variable]) -> Program:
             slot[id(var)] = len(values)
             values.append(Value(len(values), NODE, tuple(var.shape), var.dtype, var.name, None, var.data))
             nodes.append(Node(len(nodes), var.op, tuple(slot[id(p)] for p in var.parents), slot[id(var)]))
-    return Program(values, nodes, [slot[i] for i in input_ids], [slot[id(root)]], training=Engine.is_training)
+    return Program(values, nodes, [slot[i] for i in input_ids], [slot[id(root)]], training=Config.is_training)

@@ -63,8 +63,8 @@ class Node:
         inputs: value indices, in input order (an input used twice appears twice).
         output: the value index of the result.
         recorded: False if the call ran under ``no_grad()`` (its output is then a constant for backward).
-        needs: for a node on the backward path, which inputs' gradients its ``backward`` must return (set as the
-            op's ``_needs``); None for a node that backward does not visit.
+        needs: for a node on the backward path, which inputs' gradients its ``backward`` must return (passed to
+            the op's ``run_backward`` on every replay); None for a node that backward does not visit.
     """
 
     index: int
@@ -92,7 +92,7 @@ class Program:
         backward_order: node indices in the order backward visits them (root first, each node after all its
             consumers, as :meth:`Engine.backward_order`); empty for a forward-only capture.
         wrt: value indices (Parameters or inputs) that receive gradients, in the order they were asked for.
-        training: ``Engine.is_training`` at capture time.
+        training: ``Config.is_training`` at capture time.
         returns_tuple: whether the function returned a tuple or list (else one Variable).
     """
 

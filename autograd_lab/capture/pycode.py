@@ -15,8 +15,11 @@ source of a Python function, one or a few lines per node:
 
 This is what a compiler does with a graph (the C exporter prints the same Program as C, :mod:`autograd_lab.export`):
 the decisions are taken once, and the program that remains only computes. The function calls the same operators'
-``forward`` and ``backward`` methods in the same order, and sums gradients in the same order as
-:meth:`Engine.backward`, so its results are bit-identical to eager execution and to the loop.
+``forward`` and ``run_backward`` methods in the same order, and sums gradients in the same order and with the same
+function as :meth:`Engine.backward` (:func:`autograd_lab.gradients.add_gradient`, its count of gradients so far
+written in as a number), so its results are bit-identical to eager execution and to the loop. Nothing of a rule
+is restated here: each backward result is checked by ``run_backward``, sums are ``add_gradient``'s, the Parameters
+get their gradients from ``store_leaf_grads``, and each op is released by its own ``release``.
 :attr:`Replay.source` shows the generated text.
 """
 
@@ -29,13 +32,9 @@ import numpy as np
 
 from autograd_lab.capture.errors import ReplayShapeError
 from autograd_lab.capture.ir import CONST, PARAM, Program
-from autograd_lab.engine import _store_leaf_grads
 from autograd_lab.errors import ShapeError
-from autograd_lab.variable import _as_leaf_array
-
-#: What a replayed op's ``output`` points to between runs (its real output is dropped with the step).
-RELEASED = np.empty(0)
-RELEASED.setflags(write=False)
+from autograd_lab.gradients import add_gradient, store_leaf_grads
+from autograd_lab.variable import as_leaf_array
 
 
 def python_source(program: Program) -> tuple[str, dict[str, Any]]:
@@ -47,10 +46,9 @@ def python_source(program: Program) -> tuple[str, dict[str, Any]]:
     """
     values = program.values
     env: dict[str, Any] = {
-        "ndarray": np.ndarray, "asarray": np.asarray, "leaf_array": _as_leaf_array, "RELEASED": RELEASED,
-        "store_leaf_grads": _store_leaf_grads, "ShapeError": ShapeError,
+        "ndarray": np.ndarray, "asarray": np.asarray, "leaf_array": as_leaf_array, "add_gradient": add_gradient,
+        "store_leaf_grads": store_leaf_grads, "ShapeError": ShapeError,
         "wrong_argument": _wrong_argument(program), "forward_failed": _forward_failed(program),
-        "check_count": _check_count(program), "check_grad": _check_grad(program),
     }
 
     def dtype_name(dtype: np.dtype) -> str:  # a global name per dtype: float32, or dtype_be_f4 for a big-endian one
@@ -89,63 +87,51 @@ def python_source(program: Program) -> tuple[str, dict[str, Any]]:
         add(f"        op{k}.inputs = {inputs}; op{k}.output = v{out}")
     add("        node = -1")
     if program.loss is not None:
-        _backward_lines(program, env, add, dtype_name)
+        _backward_lines(program, env, add)
     outputs = ", ".join(f"v{i}" for i in program.outputs)
     add(f"        return [{outputs}]")
     add("    except ValueError as exc:")
     add("        if node < 0 or isinstance(exc, ShapeError): raise")
     add("        raise forward_failed(node, exc) from exc")
     add("    finally:")
-    add("        # drop what the ops saved, so that each Parameter's array is held by the Parameter alone again")
+    add("        # release the ops (drop what they saved), so that each Parameter's array is held by it alone again")
     for node in program.nodes:
-        add(f"        op{node.index}.inputs = (); op{node.index}.output = RELEASED")
+        env[f"release{node.index}"] = node.op.release
+        add(f"        release{node.index}()")
     if not program.nodes:
         add("        pass")
     return "\n".join(lines) + "\n", env
 
 
-def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], None],
-                    dtype_name: Callable[[np.dtype], str]) -> None:
-    """The backward pass: Engine.backward's order and sums, unrolled (see :func:`python_source`)."""
+def _backward_lines(program: Program, env: dict[str, Any], add: Callable[[str], None]) -> None:
+    """The backward pass: Engine.backward's order, check and sums, unrolled (see :func:`python_source`)."""
     values = program.values
     loss = program.loss
     assert loss is not None
     env["seed"] = np.ones(values[loss].shape, dtype=values[loss].dtype)
-    count: dict[int, int] = {loss: 1}  # contributions received so far, per value slot
+    summed: dict[int, int] = {loss: 1}  # gradients received so far, per value slot: add_gradient's count
     add("        # backward, root first: each node's gradient is complete before its backward runs")
     add(f"        g{loss} = seed.copy()")
     for k in program.backward_order:
         node = program.nodes[k]
-        env[f"backward{k}"] = node.op.backward
-        add(f"        grads = backward{k}(g{node.output})  # {_comment(node.op_class)}")
+        env[f"backward{k}"] = node.op.run_backward
+        needs = tuple(bool(need) for need in node.needs or ())  # plain bools: only their repr enters the source
+        add(f"        grads = backward{k}(g{node.output}, {needs!r})  # {_comment(node.op_class)}, checked")
         add(f"        del g{node.output}")
-        # The count and None checks cost nothing on the common path (a list of arrays), and without them a None
-        # became a 0-d NaN gradient (asarray(None).astype(float)) and a missing one an IndexError.
-        add(f"        if type(grads) is not list or len(grads) != {len(node.inputs)}: grads = check_count({k}, grads)")
         for position, (i, need) in enumerate(zip(node.inputs, node.needs or ())):
-            if not need:
-                continue
-            # As Engine.backward: the first gradient is stored as received; the second makes a new array (the
-            # first may be shared, AddOp hands gy to both inputs), which later ones are added into.
-            seen = count.get(i, 0)
-            count[i] = seen + 1
-            target = f"g{i}" if seen == 0 else "t"
-            add(f"        {target} = grads[{position}]")
-            add(f"        if type({target}) is not ndarray: {target} = check_grad({k}, {position}, {target})")
-            dtype = dtype_name(values[i].dtype)
-            add(f"        if {target}.dtype != {dtype}: {target} = {target}.astype({dtype})")
-            if seen == 1:
-                add(f"        g{i} = asarray(g{i} + t)")
-            elif seen > 1:
-                add(f"        g{i} += t")
-    wanted = [i for i in program.wrt if count.get(i)]
+            if need:
+                n = summed.get(i, 0)
+                summed[i] = n + 1
+                total = "None" if n == 0 else f"g{i}"
+                add(f"        g{i} = add_gradient({total}, grads[{position}], {n})")
+    wanted = [i for i in program.wrt if summed.get(i)]
     # Arrays this pass made (a sum, or the seed of a loss that is itself a wanted leaf) need no defensive copy.
-    env["owned"] = {values[i].leaf for i in wanted if count[i] > 1 or i == loss}
+    env["fresh"] = [values[i].leaf for i in wanted if summed[i] > 1 or i == loss]
     for i in wanted:
         env[f"leaf{i}"] = values[i].leaf
     pairs = ", ".join(f"leaf{i}: g{i}" for i in wanted)
     add("        # the Parameters' gradients, stored as Engine.backward stores them")
-    add(f"        store_leaf_grads({{{pairs}}}, owned)")
+    add(f"        store_leaf_grads({{{pairs}}}, fresh)")
 
 
 def compile_source(source: str, env: dict[str, Any]) -> Callable[..., list[np.ndarray]]:
@@ -175,39 +161,11 @@ def argument_error(label: str, x: np.ndarray, shape: tuple[int, ...], dtype: np.
                             f"shape {shape} and dtype {dtype} (capture again for new shapes)")
 
 
-def count_error(op_class: str, n_inputs: int, grads: Any) -> ShapeError:
-    """The error for a backward that did not return a list or tuple of one gradient per input."""
-    got = len(grads) if isinstance(grads, (list, tuple)) else type(grads).__name__
-    return ShapeError(f"{op_class}.backward must return one gradient per input ({n_inputs}), got {got}")
-
-
-def none_error(op_class: str, position: int) -> ShapeError:
-    """The error for a backward that returned None where a gradient is needed."""
-    return ShapeError(f"{op_class}.backward returned None for input {position}, whose gradient is needed")
-
-
 def _wrong_argument(program: Program) -> Callable[[int, np.ndarray], None]:
     def wrong_argument(k: int, x: np.ndarray) -> None:
         v = program.values[program.inputs[k]]
         raise argument_error(v.label(), x, v.shape, v.dtype)
     return wrong_argument
-
-
-def _check_count(program: Program) -> Callable[[int, Any], list[Any]]:
-    def check_count(k: int, grads: Any) -> list[Any]:
-        n = len(program.nodes[k].inputs)
-        if isinstance(grads, (list, tuple)) and len(grads) == n:
-            return list(grads)
-        raise count_error(program.nodes[k].op_class, n, grads)
-    return check_count
-
-
-def _check_grad(program: Program) -> Callable[[int, int, Any], np.ndarray]:
-    def check_grad(k: int, position: int, g: Any) -> np.ndarray:
-        if g is None:
-            raise none_error(program.nodes[k].op_class, position)
-        return np.asarray(g)
-    return check_grad
 
 
 def _forward_failed(program: Program) -> Callable[[int, Exception], ShapeError]:

@@ -5,35 +5,37 @@ A :class:`Replay` runs a Program in one of two ways, with the same results bit f
 * the loop in :meth:`Replay.run_checked`, the plain statement of what replay does: bind the arguments, call every
   op's ``forward`` in the captured order, then the ``backward`` of the nodes the gradients need in the captured
   backward order, summing gradients exactly as :meth:`Engine.backward` does (same order, so the results are
-  bit-identical), hand the Parameters their gradients and drop what the ops saved. It runs the base class's checks
-  on every call (gradient count, shapes, finiteness), and is used for the capture itself and under
-  ``detect_anomaly()``;
+  bit-identical), hand the Parameters their gradients and release the ops. It runs the base class's checks of every
+  forward (finiteness under ``detect_anomaly()``), and is used for the capture itself and under ``detect_anomaly()``;
 * the same steps unrolled into a straight-line Python function, generated once from the Program
-  (:mod:`autograd_lab.capture.pycode`, shown by :attr:`Replay.source`): the fast path of every other run. The checks
-  that cannot change while the shapes do not (which the capture ran once) are not repeated there, and a gradient
-  nobody needs is never looked at.
+  (:mod:`autograd_lab.capture.pycode`, shown by :attr:`Replay.source`): the fast path of every other run.
 
-:class:`Plan` is the user-facing wrapper: call it like the function; it captures on the first calls for each input
-signature (shapes, dtypes, training mode) and replays afterwards.
+Both call the same functions for what every backward pass does (:mod:`autograd_lab.gradients`: which inputs need a
+gradient, how gradients are summed, how leaves receive them) and the same check of each backward result
+(:meth:`autograd_lab.Operator.run_backward`), and release the ops the same way (:meth:`autograd_lab.Operator.release`,
+which drops what the op declares in ``saved``). Replay is the operator contract's replay mode: the Program's ops are
+called again on every step.
+
+:class:`~autograd_lab.capture.Plan` (:mod:`autograd_lab.capture.plan`) is the user-facing wrapper.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from autograd_lab.capture.errors import CaptureError
 from autograd_lab.capture.ir import CONST, PARAM, Program
-from autograd_lab.capture.pycode import RELEASED, argument_error, compile_source, count_error, none_error, python_source
-from autograd_lab.engine import Engine, _store_leaf_grads
-from autograd_lab.errors import AnomalyError, ShapeError
-from autograd_lab.variable import Parameter, Variable, _as_leaf_array
+from autograd_lab.capture.pycode import argument_error, compile_source, python_source
+from autograd_lab.config import Config
+from autograd_lab.errors import ShapeError
+from autograd_lab.gradients import add_gradient, store_leaf_grads
+from autograd_lab.variable import Variable, as_leaf_array
 
 
 class Replay:
-    """Executes one Program (see the module docstring). The ops' ``_needs`` are set once, here.
+    """Executes one Program (see the module docstring).
 
     Attributes:
         program: the Program.
@@ -49,19 +51,9 @@ class Replay:
         # What the loop of run_checked needs, looked up once: per node the op, its input slots and its output slot.
         self._forward = [(n.op, n.inputs, n.output) for n in program.nodes]
         self._ops = [n.op for n in program.nodes]
-        # Per visited node: the op, the slot of its output gradient, and for each input whose gradient is needed
-        # (only those: the data's gradient is never handled) its position among the op's inputs, its slot and its
-        # dtype (a gradient of another dtype is cast, as eager does); then every input's (slot or None, dtype, shape)
-        # for the checks.
-        self._backward = []
-        for k in program.backward_order:
-            node = program.nodes[k]
-            node.op._needs = node.needs
-            needs = node.needs or ()
-            wanted = tuple((pos, i, values[i].dtype) for pos, (i, need) in enumerate(zip(node.inputs, needs)) if need)
-            targets = tuple((i if need else None, values[i].dtype, values[i].shape)
-                            for i, need in zip(node.inputs, needs))
-            self._backward.append((node.op, node.output, wanted, targets))
+        # Per visited node: the op, the slot of its output gradient, which inputs need a gradient, the input slots.
+        visited = [program.nodes[k] for k in program.backward_order]
+        self._backward = [(n.op, n.output, n.needs, n.inputs) for n in visited]
         self._wrt: list[tuple[int, Variable]] = [(i, values[i].leaf) for i in program.wrt]  # type: ignore[misc]
         loss = program.loss
         self._loss = loss
@@ -103,7 +95,7 @@ class Replay:
         """
         if len(args) != len(self._inputs):
             raise TypeError(f"the captured function takes {len(self._inputs)} argument(s), got {len(args)}")
-        if Engine.detect_anomaly:
+        if Config.detect_anomaly:
             return self.run_checked(*args, copy=copy)
         step = self._step or (self._compile() if self._generated else None)
         if step is None:
@@ -115,7 +107,7 @@ class Replay:
         (the reference the generated function must match)."""
         values: list[Any] = [None] * self._size
         for (index, shape, dtype, label), a in zip(self._inputs, args):
-            x = _as_leaf_array(a, label, copy)
+            x = as_leaf_array(a, label, copy)
             if x.shape != shape or x.dtype != dtype:
                 raise argument_error(label, x, shape, dtype)
             values[index] = x
@@ -124,7 +116,7 @@ class Replay:
         op: Any = None
         try:
             for op, ins, out in self._forward:
-                values[out] = op._run_forward(tuple([values[i] for i in ins]))
+                values[out] = op.run_forward(tuple([values[i] for i in ins]))
         except BaseException as exc:
             self.release()  # whatever the error (an AnomalyError is no ValueError), no op keeps what it saved
             if not isinstance(exc, ValueError):
@@ -147,138 +139,33 @@ class Replay:
             self.release()
 
     def _run_backward(self) -> None:
+        """Engine.backward's walk over slots: same order, same check, same sums, same hand-out to the leaves."""
         grads: list[Any] = [None] * self._size
-        # As in Engine.backward: a gradient stored as received may be shared (AddOp hands gy to both inputs), so
-        # `+=` only goes into a slot whose array this pass created by an earlier sum.
-        owned = [False] * self._size
+        summed = [0] * self._size  # gradients received so far, per slot (add_gradient's rule depends on it)
         grads[self._loss] = self._seed.copy()  # type: ignore[index,union-attr]  # a program with a backward has a loss
-        for op, out, wanted, targets in self._backward:
+        summed[self._loss] = 1  # type: ignore[index]
+        for op, out, needs, inputs in self._backward:
             gy = grads[out]
             grads[out] = None
-            result = _check_grads(op, op.backward(gy), targets)
-            for position, slot, dtype in wanted:
-                g = result[position]
-                if type(g) is not np.ndarray:
-                    g = np.asarray(g)
-                if g.dtype != dtype:
-                    g = g.astype(dtype)
-                current = grads[slot]
-                if current is None:
-                    grads[slot] = g
-                elif owned[slot]:
-                    current += g
-                else:
-                    grads[slot] = np.asarray(current + g)  # 0-d + 0-d gives a NumPy scalar
-                    owned[slot] = True
-        self._hand_out(grads)
-
-    def _hand_out(self, grads: list[Any]) -> None:
-        """Give the wanted Parameters their gradients, with Engine.backward's rules (:func:`_store_leaf_grads`)."""
-        leaf_grads = {}
-        for slot, leaf in self._wrt:
-            g = grads[slot]
-            if g is not None:
-                leaf_grads[leaf] = g
-        _store_leaf_grads(leaf_grads, set())
+            for slot, g in zip(inputs, op.run_backward(gy, needs)):
+                if g is not None:
+                    grads[slot] = add_gradient(grads[slot], g, summed[slot])
+                    summed[slot] += 1
+        leaf_grads = {leaf: grads[slot] for slot, leaf in self._wrt if grads[slot] is not None}
+        store_leaf_grads(leaf_grads, [leaf for slot, leaf in self._wrt if summed[slot] > 1 or slot == self._loss])
 
     def release(self) -> None:
-        """Drop the values the ops saved for backward (so a Parameter's array is referenced by it alone again,
-        and the optimizer updates it in place)."""
+        """Release every op (:meth:`Operator.release`): drop what it saved for backward, so that a Parameter's array
+        is referenced by the Parameter alone again, and the optimizer updates it in place."""
         for op in self._ops:
-            op.inputs = ()
-            op.output = RELEASED
+            op.release()
 
 
 def _forward_error(op: Any, exc: ValueError) -> ValueError:
-    """The ValueError ``op.forward`` raised: ``Operator._run_forward`` wraps one that is not a ShapeError in a
+    """The ValueError ``op.forward`` raised: ``Operator.run_forward`` wraps one that is not a ShapeError in a
     ShapeError naming the input shapes and the calling line (here, the replay's), which is unwrapped."""
     cause = exc.__cause__
     if (isinstance(exc, ShapeError) and isinstance(cause, ValueError) and not isinstance(cause, ShapeError)
             and str(exc).startswith(f"{type(op).__name__}.forward failed for input shapes")):
         return cause
     return exc
-
-
-def _check_grads(op: Any, grads: Any, targets: tuple[tuple[int | None, np.dtype, tuple[int, ...]], ...]) -> list[Any]:
-    """The base class's checks of a backward result (count, None for a needed input, shapes, finiteness)."""
-    name = type(op).__name__
-    if not isinstance(grads, (list, tuple)) or len(grads) != len(targets):
-        raise count_error(name, len(targets), grads)
-    for i, ((slot, _, shape), g) in enumerate(zip(targets, grads)):
-        if slot is None:
-            continue
-        if g is None:
-            raise none_error(name, i)
-        if np.shape(g) != shape:
-            raise ShapeError(f"{name}.backward: gradient for input {i} has shape {np.shape(g)}, expected {shape} "
-                             "(the input's shape)")
-        if Engine.detect_anomaly and not np.isfinite(g).all():
-            raise AnomalyError(f"{name}.backward produced NaN or inf in the gradient of input {i}")
-    return list(grads)
-
-
-class Plan:
-    """``fn`` captured once per input signature and replayed afterwards: call it as you would call ``fn`` (with
-    arrays). Returns the outputs as read-only arrays (a tuple if ``fn`` returns a tuple).
-
-    The first call with a new signature (argument shapes and dtypes, and ``Engine.is_training``) captures; with
-    ``verify=True`` (default) the second call with it captures again and compares the two programs
-    (:func:`~autograd_lab.capture.check_same_structure`); later calls replay. Each call, capture or replay, is one
-    complete step with the same results as running ``fn`` and ``Engine.backward`` eagerly.
-
-    Args:
-        fn, wrt, backward, copy: as for :func:`~autograd_lab.capture.capture`.
-        verify: capture twice before replaying (see above).
-
-    Attributes:
-        captures: how many captures ran so far. program: the Program used by the last call.
-        replay: the :class:`Replay` made for the last call's signature (None while that signature is still being
-            verified); ``plan.replay.source`` is the generated Python.
-
-    Raises:
-        CaptureError: see :func:`~autograd_lab.capture.capture` and :func:`check_same_structure`.
-    """
-
-    def __init__(self, fn: Callable[..., Any], *, wrt: Iterable[Parameter] | None = None, backward: bool = True,
-                 copy: bool = True, verify: bool = True) -> None:
-        self.fn = fn
-        self.wrt = None if wrt is None else list(wrt)
-        self.backward = backward
-        self.copy = copy
-        self.verify = verify
-        self.captures = 0
-        self.program: Program | None = None
-        self.replay: Replay | None = None
-        self._replays: dict[object, Replay] = {}
-        self._first: dict[object, Program] = {}
-
-    def __call__(self, *args: Any) -> Any:
-        key = (Engine.is_training, tuple([_signature(a) for a in args]))
-        replay = self._replays.get(key)
-        if replay is not None:
-            outputs = replay.run(*args, copy=self.copy)
-            program = replay.program
-            self.replay = replay
-        else:
-            from autograd_lab.capture.capture import capture, check_same_structure
-
-            program, outputs = capture(self.fn, *args, wrt=self.wrt, backward=self.backward, copy=self.copy)
-            self.captures += 1
-            first = self._first.pop(key, None)
-            if self.verify and first is None:
-                self._first[key] = program
-            else:
-                if first is not None:
-                    check_same_structure(first, program)
-                self._replays[key] = Replay(program)
-            self.replay = self._replays.get(key)
-        self.program = program
-        return tuple(outputs) if program.returns_tuple else outputs[0]
-
-
-def _signature(a: Any) -> tuple[tuple[int, ...], np.dtype]:
-    if type(a) is not np.ndarray:
-        a = np.asarray(a)
-    if a.dtype.kind not in "fiub":
-        raise CaptureError(f"a captured function takes numeric arrays, got dtype {a.dtype}")
-    return a.shape, a.dtype

@@ -16,9 +16,10 @@ import numpy as np
 
 from autograd_lab.export.conv import CONV_BLOCK
 from autograd_lab.export.floats import f32_array_body, f32_literal
-from autograd_lab.export.lower import DENSE_BLOCK, Step
+from autograd_lab.export.lower import DENSE_BLOCK
 from autograd_lab.export.memory import ArenaPlan, plan_arena
 from autograd_lab.export.names import RESERVED, NameTable, c_comment, c_identifier, identifiers_in
+from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.

@@ -29,10 +29,11 @@ import numpy as np
 
 from autograd_lab.export.errors import ExportError
 from autograd_lab.export.floats import check_finite
+from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Node, Tensor
 
 if TYPE_CHECKING:
-    from autograd_lab.export.lower import Lowering, Step
+    from autograd_lab.export.lower import Lowering
 
 #: Field order of the C struct ``al_conv_geom`` (templates/conv_geom.c); pooling steps use the same struct.
 GEOM_FIELDS = ("cin", "h", "w", "sc", "sh", "sw", "kh", "kw", "sy", "sx", "py", "px", "oh", "ow", "cout",
@@ -132,8 +133,6 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
         ExportError: naming the layer, for non-constant or non-finite weights, a batch axis, dilation, groups or
             another unsupported setting, or a shape mismatch.
     """
-    from autograd_lab.export.lower import Step
-
     x, wt = node.inputs
     if wt.kind != "const":
         raise ExportError(f"{where}: the conv weights {wt.name!r} must be a constant (a Parameter), not computed "
@@ -251,8 +250,6 @@ def _fusable_pool(node: Node) -> bool:
 
 def lower_pool(lowering: Lowering, node: Node, where: str) -> Step:
     """A ``max_pool`` or ``avg_pool`` step (not fused into a conv), reading any layout, writing HWC."""
-    from autograd_lab.export.lower import Step
-
     (kh, kw), (sy, sx) = pool_window(node, where)
     x = node.inputs[0]
     c, h, w, sc, sh, sw = input_strides(lowering, x, where)

@@ -7,39 +7,16 @@ keeps its own step. Steps name their tensors; buffers are assigned later by :mod
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from autograd_lab.export.conv import hwc_permutation, lower_conv, lower_pool
 from autograd_lab.export.errors import ExportError
+from autograd_lab.export.steps import Step as Step
 from autograd_lab.export.trace import Graph, Node, Tensor
 
 DENSE_BLOCK = 8  # rows per interleaved block of the float dense kernel (dense_f32.c)
-
-#: Steps whose output may overwrite their first input (each element is read before it is written).
-IN_PLACE_KINDS = frozenset({"relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "add"})
-
-
-@dataclass(eq=False)
-class Step:
-    """One kernel call: ``output = kind(inputs; params)``. ``macs`` counts multiply-accumulates (for benchmarks)."""
-
-    kind: str
-    inputs: list[Tensor]
-    output: Tensor
-    params: dict[str, Any] = field(default_factory=dict)
-    where: str = ""
-    macs: int = 0
-    scratch: list[Tensor] = field(default_factory=list)  # buffers the kernel needs during this step only
-
-    @property
-    def in_place_ok(self) -> bool:
-        """Whether the output may share the first input's buffer."""
-        if self.kind == "add":
-            return bool(self.params.get("a_full"))
-        return self.kind in IN_PLACE_KINDS
-
 
 def lower(graph: Graph) -> list[Step]:
     """Turn the graph's nodes into kernel steps, in execution order.
@@ -64,8 +41,6 @@ class Lowering:
         self._chw: dict[tuple[int, tuple[int, ...]], Tensor] = {}
 
     def run(self) -> list[Step]:
-        from autograd_lab.export.conv import lower_conv, lower_pool
-
         for node in self.graph.nodes:
             if id(node) in self.fused:
                 continue
@@ -183,8 +158,6 @@ class Lowering:
             step = _matmul(node, where)
             if step.kind == "dense":
                 if self.is_hwc(step.inputs[0]):
-                    from autograd_lab.export.conv import hwc_permutation
-
                     perm = hwc_permutation(*self.hwc_of(step.inputs[0]))
                     step.params["weight"] = np.ascontiguousarray(step.params["weight"][:, perm])
                 _fuse_epilogue(self.graph, step, self.fused)

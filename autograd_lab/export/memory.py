@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograd_lab.export.lower import Step
+from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Tensor
 
 ALIGN = 4  # elements: 16-byte alignment for float and pair-word buffers

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from autograd_lab.export.errors import ExportError
-from autograd_lab.export.lower import Step
 from autograd_lab.export.simulate import predict, run_steps
+from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Graph, Tensor
 
 QMAX = 127

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograd_lab.export.lower import Step
+from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Graph, Tensor
 
 F32 = np.float32

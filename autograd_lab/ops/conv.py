@@ -129,6 +129,8 @@ class Conv2DOp(Operator):
             does not match (x's C_in against w's), a kernel larger than the padded input, or a stride below 1.
     """
 
+    saved = ("_cols", "_out_hw")
+
     _cols: np.ndarray
     _out_hw: tuple[int, int]
 

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from autograd_lab.engine import Engine
+from autograd_lab.config import Config
 from autograd_lab.operator import Operator
 
 _DEFAULT_RNG = np.random.default_rng()
@@ -15,7 +15,7 @@ _DEFAULT_RNG = np.random.default_rng()
 class DropoutOp(Operator):
     """Zero each element with probability ``p`` and scale the survivors by 1/(1 - p), in training mode only.
 
-    In training (``Engine.is_training``): y = x ⊙ m / (1 - p), with m_i ~ Bernoulli(1 - p) drawn afresh on every
+    In training (``Config.is_training``): y = x ⊙ m / (1 - p), with m_i ~ Bernoulli(1 - p) drawn afresh on every
     forward (including each :meth:`Engine.forward` re-run); dy/dx = m / (1 - p). The scaling ("inverted" dropout)
     keeps E[y] = x, so nothing needs rescaling at evaluation time.
     In evaluation (``eval_mode()``): y = x exactly (the same values, no arithmetic), dy/dx = 1.
@@ -29,6 +29,8 @@ class DropoutOp(Operator):
         ValueError: for p outside [0, 1), or a mask with values other than 0 and 1.
         ShapeError: if ``mask`` does not broadcast to the input's shape.
     """
+
+    saved = ("_scale_mask",)
 
     training_dependent: ClassVar[bool] = True
     _scale_mask: np.ndarray | None
@@ -46,7 +48,7 @@ class DropoutOp(Operator):
             self._mask = mask
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        if not Engine.is_training:
+        if not Config.is_training:
             self._scale_mask = None
             return x
         keep = self._mask if self._mask is not None else self._rng.random(x.shape) >= self.p

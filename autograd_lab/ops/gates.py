@@ -78,6 +78,8 @@ class LSTMGatesOp(Operator):
 class _GateBlocks(Operator):
     """Shared by the two state updates below: the gate blocks of an activated (4H, N) or (N, 4H) gate array."""
 
+    cached = ("_shape", "_indices")
+
     def __init__(self, axis: int = 0) -> None:
         self.axis = int(axis)
 

@@ -39,6 +39,8 @@ class SliceOp(Operator):
             shorter slice; a gate block of the wrong width must not go unnoticed).
     """
 
+    cached = ("_checked",)
+
     # The input shape last checked and its index: a replayed plan calls forward again with the same shape, and the
     # checks and the index tuple cost several times the slicing itself (an LSTM step slices four times).
     _checked: tuple[tuple[int, ...], tuple[slice, ...]] | None = None
@@ -87,6 +89,8 @@ class SelectOp(Operator):
     Raises:
         ShapeError: if the input has no such axis or ``index`` is out of range.
     """
+
+    cached = ("_checked",)
 
     _checked: tuple[tuple[int, ...], tuple[slice | int, ...]] | None = None  # as SliceOp's
 

@@ -32,6 +32,8 @@ class SoftmaxCrossEntropyOp(Operator):
             index labels are not whole numbers in [0, C) (names the op, the shapes and the calling line).
     """
 
+    saved = ("_exp", "_total", "_rows", "_index_labels", "_log_probs")
+
     _exp: np.ndarray
     _total: np.ndarray
     _rows: np.ndarray

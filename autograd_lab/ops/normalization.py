@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import DTypeLike
 
-from autograd_lab.engine import Engine
+from autograd_lab.config import Config
 from autograd_lab.operator import Operator
 
 
@@ -30,6 +30,8 @@ class LayerNormOp(Operator):
     Raises:
         ShapeError: if gamma or beta is not of shape (D,) (names the op, the shapes and the calling line).
     """
+
+    saved = ("_xhat", "_rstd")
 
     _xhat: np.ndarray
     _rstd: np.ndarray
@@ -126,7 +128,7 @@ class BatchNormOp(Operator):
     Shapes: x (N, C) or (N, C, H, W); gamma and beta (C,). Output: x's shape and dtype. Statistics are per channel c,
     over the m = N (or N·H·W) values of that channel.
 
-    Training (``Engine.is_training``), with batch statistics (the variance of the centred values, two passes, so
+    Training (``Config.is_training``), with batch statistics (the variance of the centred values, two passes, so
     rows like [9999, 10000, 10001] do not cancel):
 
         μ = mean(x),  σ² = mean((x - μ)²),  r = 1/√(σ² + eps),  x̂ = (x - μ)·r,  y = γ x̂ + β
@@ -155,6 +157,8 @@ class BatchNormOp(Operator):
             from gamma's, beta's or the statistics', or a training batch with a single value per channel.
     """
 
+    saved = ("_training", "_rstd", "_xc")
+
     training_dependent = True
     _xc: np.ndarray
     _rstd: np.ndarray
@@ -181,7 +185,7 @@ class BatchNormOp(Operator):
                 raise ValueError(f"BatchNormOp: {name} must have shape ({c},) (the channels of x), got {v.shape}")
         shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)  # per-channel values broadcast against x
         one = x.dtype.type(1)
-        self._training = training = Engine.is_training
+        self._training = training = Config.is_training
         if training:
             m = x.size // c
             if m < 2:

@@ -28,6 +28,8 @@ def _window_slices(kernel: tuple[int, int], stride: tuple[int, int], out: tuple[
 class _Pool2D(Operator):
     """Shared configuration and checks of the pooling ops."""
 
+    saved = ("_slices",)
+
     _slices: list[tuple[slice, slice]]
 
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> None:

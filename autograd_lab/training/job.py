@@ -32,7 +32,7 @@ from autograd_lab.optim import SGD, Adam
 from autograd_lab.optim.optimizer import Optimizer
 from autograd_lab.training.evaluate import evaluate, predict
 from autograd_lab.training.loop import ENGINES, History, fit, seeded_generators
-from autograd_lab.training.models import build_model
+from autograd_lab.training.models import MODELS, build_model, model_defaults
 from autograd_lab.training.schedule import SCHEDULES, CosineSchedule
 
 Log = Callable[[str], None]
@@ -120,8 +120,6 @@ class TrainConfig:
             fail("optimizer", f"one of {OPTIMIZERS}")
         if self.engine not in ENGINES:
             fail("engine", f"one of {ENGINES}")
-        from autograd_lab.training.models import MODELS
-
         if self.model not in MODELS:
             fail("model", f"one of {sorted(MODELS)}")
         if self.activation not in ACTIVATIONS:
@@ -134,8 +132,6 @@ class TrainConfig:
         Raises:
             ValueError: for an unknown model name.
         """
-        from autograd_lab.training.models import model_defaults
-
         defaults = model_defaults(self.model)
         return replace(self, **{name: defaults[name] for name in MODEL_SETTINGS if getattr(self, name) is None})
 

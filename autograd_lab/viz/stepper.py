@@ -1,7 +1,7 @@
 """The backward-pass stepper: the same drawing, frame by frame, as the gradients flow from the root to the leaves.
 
 The stepper runs its own backward over the graph, in the order ``Engine.backward`` uses
-(:meth:`Engine.backward_order`) and through the same checked per-node call (``Operator._run_backward``), but it keeps
+(:meth:`Engine.backward_order`) and through the same checked per-node call (``Operator.run_backward``), but it keeps
 every gradient in a dictionary of its own instead of in ``.grad``. So the graph is neither released nor changed: the
 ``.grad`` of the leaves stays what it was, and ``Engine.backward`` can still run on the graph afterwards. Like
 ``Engine.backward`` (and the engine the learner writes in chapter 03), it frees an internal node's gradient as soon
@@ -81,11 +81,11 @@ def backward_steps(root: Variable, grad: Any = None) -> Iterator[BackwardStep]:
         op = node.op
         if op is None or node not in grads:
             continue
-        op._needs = None  # every input's gradient is wanted (a previous Engine.backward may have restricted it)
         changed = []
         gy = grads.pop(node)  # passed on now, so freed, as Engine.backward does
         freed.add(node)
-        for parent, g in zip(node.parents, op._run_backward(gy, node.parents)):
+        op.check_versions(node.parents)
+        for parent, g in zip(node.parents, op.run_backward(gy)):
             if g is not None:
                 grads[parent] = grads[parent] + g if parent in grads else g
                 changed.append(parent)

@@ -4,19 +4,18 @@ bit; safe with any name; the same errors; nothing kept after a run."""
 from __future__ import annotations
 
 import gc
-import sys
 import weakref
 
 import numpy as np
 import pytest
 
-from autograd_lab import Engine, Parameter, Variable, detect_anomaly
+from autograd_lab import AnomalyError, Engine, Parameter, Variable, detect_anomaly
 from autograd_lab.capture import Plan, Replay, capture
-from autograd_lab.capture.pycode import RELEASED, python_source
+from autograd_lab.capture.pycode import python_source
 from autograd_lab.errors import ShapeError
 from autograd_lab.nn import CNN, MLP, SequenceClassifier
 from autograd_lab.nn.losses import cross_entropy
-from autograd_lab.ops import AddOp, MatMulOp, MulOp, ReLUOp, SumOp, TanhOp
+from autograd_lab.ops import AddOp, LogOp, MatMulOp, MulOp, ReLUOp, SumOp, TanhOp
 
 RNG = np.random.default_rng(11)
 
@@ -82,15 +81,24 @@ def test_shared_values_duplicate_inputs_and_accumulation_match_eager():
     assert b.grad.flags.writeable and b.grad.base is None
 
 
-def test_the_source_has_one_forward_call_per_node_and_the_captured_backward_order():
+def logged(calls, tag, method):
+    def call(*args):
+        calls.append(tag)
+        return method(*args)
+    return call
+
+
+@pytest.mark.parametrize("path", ["run", "run_checked"])
+def test_a_replay_runs_each_forward_once_in_captured_order_then_backward_in_the_captured_backward_order(path):
     model = MLP([6, 5, 3], rng=0)
-    program, _ = capture(step_of(model), RNG.random((4, 6), dtype=np.float32), np.zeros(4), wrt=model.parameters())
-    source = Replay(program).source
-    for node in program.nodes:
-        assert source.count(f"forward{node.index}(") == 1
-    calls = [line.split("backward")[1].split("(")[0] for line in source.splitlines() if "= backward" in line]
-    assert [int(k) for k in calls] == program.backward_order
-    compile(source, "<test>", "exec")
+    x, y = RNG.random((4, 6), dtype=np.float32), np.zeros(4)
+    program, _ = capture(step_of(model), x, y, wrt=model.parameters())
+    calls: list[tuple[str, int]] = []
+    for node in program.nodes:  # instance attributes, seen by the replay made below
+        node.op.forward = logged(calls, ("forward", node.index), node.op.forward)
+        node.op.run_backward = logged(calls, ("backward", node.index), node.op.run_backward)
+    getattr(Replay(program), path)(x, y)
+    assert calls == [("forward", n.index) for n in program.nodes] + [("backward", k) for k in program.backward_order]
 
 
 @pytest.mark.parametrize("name", ["w\nimport os; os._exit(3)", "a'b\"c\\", "line\u2028sep\u0085next\x0cff\r",
@@ -135,9 +143,9 @@ def test_a_failing_forward_names_the_node_and_leaves_nothing_saved():
     except ShapeError as exc:
         message = str(exc)
     assert message == "replay: node 1 (Flaky) failed: went wrong"
-    assert all(n.op.inputs == () and n.op.output is RELEASED for n in program.nodes)
-    references = sys.getrefcount(w._data)  # outside the assert: pytest's rewritten assert keeps its operands
-    assert references == 2  # the Parameter's own reference and getrefcount's argument
+    before = weakref.ref(w._data)  # a weak reference does not count
+    w.add_(np.ones((3, 4)))  # copy-on-write: in place only if nothing else (no op) holds the array
+    assert w._data is before()
 
 
 def test_after_a_run_each_parameter_array_is_held_by_its_parameter_alone():
@@ -145,24 +153,24 @@ def test_after_a_run_each_parameter_array_is_held_by_its_parameter_alone():
     plan = Plan(step_of(model), wrt=model.parameters())
     for _ in range(3):
         plan(RNG.random((4, 6), dtype=np.float32), RNG.integers(0, 3, 4))
-    assert plan.replay is not None and "def replay_step" in plan.replay.source
-    assert all(sys.getrefcount(p._data) == 2 for p in model.parameters())
+    assert plan.replay is not None
     before = [weakref.ref(p._data) for p in model.parameters()]  # a weak reference does not count
     for p in model.parameters():
         p.add_(np.ones_like(p.grad))  # in place: nothing else holds the array
     assert all(p._data is a() for p, a in zip(model.parameters(), before))
 
 
-def test_detect_anomaly_runs_the_checked_loop():
-    w = Parameter(np.array([1.0, -2.0]))
-    program, _ = capture(lambda x: SumOp()(MulOp()(x, w)), np.ones(2), wrt=[w])
+def test_detect_anomaly_holds_for_a_replay_as_for_eager():
+    """Under detect_anomaly() a replayed step stops at the first inf, naming the op; outside it, the same step
+    returns the inf, as eager execution does."""
+    w = Parameter(np.array([1.0, 2.0]))
+    program, _ = capture(lambda x: SumOp()(LogOp()(MulOp()(x, w))), np.ones(2), wrt=[w])
     replay = Replay(program)
-    calls = []
-    replay.run_checked = lambda *args, copy=True: calls.append(args) or []
-    with detect_anomaly():
-        replay.run(np.ones(2))
-    replay.run(np.ones(2))
-    assert len(calls) == 1
+    with np.errstate(all="ignore"):  # log(0) = -inf and its gradient inf, on purpose
+        with detect_anomaly(), pytest.raises(AnomalyError, match="LogOp"):
+            replay.run(np.array([0.0, 1.0]))
+        (loss,) = replay.run(np.array([0.0, 1.0]))
+    assert loss == -np.inf
 
 
 def test_a_dropped_plan_is_freed_at_once_not_by_the_garbage_collector():

@@ -13,7 +13,7 @@ from autograd_lab.ops import LogOp, MulOp, SumOp
 
 
 def nothing_saved(program):
-    return all(n.op.inputs == () and n.op.output.size == 0 for n in program.nodes)
+    return all(n.op.inputs == () and not hasattr(n.op, "output") for n in program.nodes)
 
 
 class Scale(Operator):
@@ -34,8 +34,8 @@ class Scale(Operator):
 
 @pytest.mark.parametrize("later, message", [
     (lambda gy: [None], "returned None for input 0, whose gradient is needed"),
-    (lambda gy: [gy * 2, gy], r"must return one gradient per input \(1\), got 2"),
-    (lambda gy: [], r"must return one gradient per input \(1\), got 0"),
+    (lambda gy: [gy * 2, gy], r"one gradient per input \(1\), got 2"),
+    (lambda gy: [], r"one gradient per input \(1\), got 0"),
 ])
 def test_a_bad_backward_result_is_refused_by_the_generated_function_as_by_run_checked(monkeypatch, later, message):
     """Before: None became asarray(None).astype(float64), a 0-d NaN stored as w.grad (shape () for a (3,) weight);
