@@ -97,10 +97,12 @@ class PowOp(Operator):
         self.exponent = None if exponent is None else float(exponent)
 
     def forward(self, a: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
-        if p is None and self.exponent is not None:
-            return np.power(a, self.exponent, dtype=np.result_type(a, np.float32))
-        if p is not None and self.exponent is None:
-            return np.power(a, p, dtype=np.result_type(a, np.float32))
+        # 0 to a negative power is inf and a negative base to a fractional power NaN: values, not warnings.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p is None and self.exponent is not None:
+                return np.power(a, self.exponent, dtype=np.result_type(a, np.float32))
+            if p is not None and self.exponent is None:
+                return np.power(a, p, dtype=np.result_type(a, np.float32))
         raise TypeError("PowOp takes the exponent either as PowOp(exponent)(a) or as PowOp()(a, p), not both")
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:

@@ -101,7 +101,9 @@ class VarOp(Operator):
     passes), never as E[x²] - E[x]², which cancels catastrophically when |μ| ≫ σ.
 
     dy/dx_i = 2 (x_i - μ) / (K - correction) (the terms through μ sum to zero, since Σ (x - μ) = 0).
-    With K - correction ≤ 0 the value and the gradient are NaN (or inf), as in PyTorch, with no warning.
+    With K - correction ≤ 0 (too few elements), as in PyTorch and with no warning: the value divides by 0 instead,
+    so it is NaN (or inf); the gradient keeps the formula, so it is NaN where K = correction, and finite (2·0/(K -
+    correction) = -0 for a single element) where K < correction.
 
     Args:
         axis, keepdims: as :class:`SumOp`.
@@ -133,8 +135,8 @@ class VarOp(Operator):
         axes = _normalize_axes(self.axis, x.ndim)
         xc = x - np.mean(x, axis=axes, keepdims=True) if x.size else x
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = _expand(gy, axes, self.keepdims) * (2 / x.dtype.type(max(self._divisor(x, axes), 0)))
-        return [(scale * xc).astype(x.dtype, copy=False)]
+            scale = _expand(gy, axes, self.keepdims) * (2 / x.dtype.type(self._divisor(x, axes)))
+            return [(scale * xc).astype(x.dtype, copy=False)]
 
 
 class StdOp(VarOp):
