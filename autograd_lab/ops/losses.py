@@ -191,7 +191,8 @@ class MSELossOp(Operator):
     """Mean squared error ``L = (1/K) Σ (a - b)²`` over all K elements: ``MSELossOp()(prediction, target)``.
 
     Both inputs must have the same shape (no broadcasting: an (N, 1) prediction against an (N,) target would silently
-    broadcast to (N, N), a classic bug). Output: 0-d, dtype of the promoted inputs.
+    broadcast to (N, N), a classic bug). Output: 0-d, dtype of the promoted inputs; an empty pair (K = 0) gives NaN,
+    the 0/0 of the definition, as PyTorch and :class:`~autograd_lab.ops.MeanOp` give (not a silent 0).
     Backward: dL/da = 2(a - b)/K, dL/db = -2(a - b)/K.
 
     Raises:
@@ -202,9 +203,12 @@ class MSELossOp(Operator):
         if a.shape != b.shape:
             raise ValueError(f"prediction and target must have the same shape, got {a.shape} and {b.shape}")
         d = a - b
-        return np.asarray(np.vdot(d, d) / max(d.size, 1), dtype=d.dtype)
+        with np.errstate(invalid="ignore"):
+            return np.asarray(np.vdot(d, d) / d.dtype.type(d.size), dtype=d.dtype)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
-        g = (a - b) * (2 * gy / max(a.size, 1))
+        if not a.size:
+            return [np.zeros_like(a) if self.needs_grad(0) else None, np.zeros_like(b) if self.needs_grad(1) else None]
+        g = (a - b) * (2 * gy / a.size)
         return [g if self.needs_grad(0) else None, -g if self.needs_grad(1) else None]
