@@ -45,15 +45,20 @@ class MulOp(Operator):
 
 
 class DivOp(Operator):
-    """``a / b`` elementwise with broadcasting.  d/da = 1/b, d/db = -a/b² = -y/b. Input order matters."""
+    """``a / b`` elementwise with broadcasting.  d/da = 1/b, d/db = -a/b² = -y/b. Input order matters.
+
+    Division by 0 gives ±inf (NaN for 0/0) in the value and the gradients, as in PyTorch, without a warning.
+    """
 
     def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return a / b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return a / b
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
-        ga = gy / b
-        gb = sum_to_shape(-ga * self.output, b.shape) if self.needs_grad(1) else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ga = gy / b
+            gb = sum_to_shape(-ga * self.output, b.shape) if self.needs_grad(1) else None
         return [sum_to_shape(ga, a.shape), gb]
 
 

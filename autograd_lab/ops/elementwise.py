@@ -18,10 +18,12 @@ from autograd_lab.operator import Operator
 
 
 class ExpOp(Operator):
-    """``y = exp(x)``.  dy/dx = exp(x) = y, so backward reuses the saved output. Overflows to inf for x > ~709."""
+    """``y = exp(x)``.  dy/dx = exp(x) = y, so backward reuses the saved output. Overflows to inf (value and gradient)
+    for x > ~709 (~88 in float32), without a warning."""
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        return np.exp(x)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.exp(x)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         return [gy * self.output]

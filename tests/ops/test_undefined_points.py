@@ -92,6 +92,21 @@ def test_values_and_gradients_at_undefined_points_are_pytorchs(op, x, value, gra
     np.testing.assert_array_equal(g, grad)
 
 
+def test_division_by_zero_gives_inf_and_nan_as_pytorch_without_a_warning():
+    with np.errstate(all="raise"):
+        y, (ga, gb) = grads(O.DivOp(), [1.0, 0.0, -1.0], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(y, [inf, nan, -inf])
+    np.testing.assert_array_equal(ga, [inf, inf, inf])
+    np.testing.assert_array_equal(gb, [-inf, nan, inf])
+
+
+def test_exp_overflows_to_inf_in_value_and_gradient_without_a_warning():
+    with np.errstate(all="raise"):
+        y, (g,) = grads(O.ExpOp(), [1000.0, nan])
+    np.testing.assert_array_equal(y, [inf, nan])
+    np.testing.assert_array_equal(g, [inf, nan])
+
+
 def test_an_empty_mean_squared_error_is_nan_not_a_silent_0():
     loss, (ga, gb) = grads(O.MSELossOp(), np.zeros(0), np.zeros(0))
     assert math.isnan(loss)
