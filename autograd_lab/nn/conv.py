@@ -14,7 +14,8 @@ from autograd_lab.variable import Parameter, Variable
 
 
 class Conv2d(Module):
-    """``y = conv(x, W) + b``: ``AddOp()(Conv2DOp(stride, padding, dilation, groups)(x, W), ReshapeOp((C_out, 1, 1))(b))``.
+    """``y = conv(x, W) + b``: ``AddOp()(Conv2DOp(stride, padding, dilation, groups)(x, W), ReshapeOp((C_out, 1,
+    1))(b))`` (the convolution and its options are :class:`~autograd_lab.ops.Conv2DOp`'s).
 
     Shapes (NCHW): x (N, in_channels, H, W) -> y (N, out_channels, H_out, W_out), H_out = ⌊(H + 2·padding -
     dilation·(kH - 1) - 1) / stride⌋ + 1. ``weight`` is (out_channels, in_channels/groups, kH, kW) (PyTorch's

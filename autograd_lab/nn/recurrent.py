@@ -199,7 +199,7 @@ class _Recurrent(Module):
     @property
     def dtype(self) -> np.dtype[Any]:
         """The parameters' dtype (float32 unless built or loaded otherwise); zero initial states take it too."""
-        return self.weight_ih.dtype
+        return self.layer(0)[0].dtype
 
     def config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"input_size": self.input_size, "hidden_size": self.hidden_size,
@@ -346,10 +346,11 @@ class RNN(_Recurrent):
     def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], Variable]:
         self._check_input(x, sequence=True)
         initial = self._per_layer(self._initial(x, state, "h", self.num_layers) if state is not None else None)
-        finals = []
+        finals: list[Variable] = []
         layer_input = x
         for k in range(self.num_layers):
-            h = initial[k] if initial[k] is not None else self._initial(x, None, "h")
+            given = initial[k]
+            h = given if given is not None else self._initial(x, None, "h")
             outputs = []
             for t in range(x.shape[1]):
                 h = rnn_cell(SelectOp(t, axis=1)(layer_input), h, *self.layer(k), nonlinearity=self.nonlinearity)

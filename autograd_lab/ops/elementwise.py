@@ -142,7 +142,7 @@ class LeakyReLUOp(Operator):
 
 
 class AbsOp(Operator):
-    """``y = |x|``.  dy/dx = sign(x): -1 for x < 0, 1 for x > 0, and 0 at x = 0 (PyTorch's ``sgn``, a valid subgradient).
+    """``y = |x|``.  dy/dx = sign(x): -1 for x < 0, 1 for x > 0, and 0 at x = 0 (PyTorch's ``sgn``; a subgradient).
 
     At NaN the gradient is 0, as PyTorch's ``sgn(NaN) = 0`` gives (``np.sign`` would give NaN). Shape and dtype kept.
     """

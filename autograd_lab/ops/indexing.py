@@ -9,6 +9,9 @@ Forward values of Slice and Select are read-only views of the input (no copy); S
 
 from __future__ import annotations
 
+from types import EllipsisType
+from typing import TypeAlias
+
 import numpy as np
 
 from autograd_lab._callsite import user_callsite
@@ -25,7 +28,7 @@ def _axis_in_range(op: str, axis: int, ndim: int) -> int:
 
 
 class SliceOp(Operator):
-    """``x[..., start:stop:step, ...]``: every ``step``-th element from ``start`` to ``stop - 1`` along ``axis`` (a view).
+    """``x[..., start:stop:step, ...]``: every ``step``-th element of start ... stop - 1 along ``axis`` (a view).
 
     Shapes: x (..., n, ...) -> (..., ⌈(stop - start) / step⌉, ...), the other axes unchanged. Backward: a zero array
     of x's shape with ``gy`` written into the slice, since y_j = x_(start + j·step) and the rest of x does not reach y.
@@ -211,7 +214,7 @@ class ConcatenateOp(Operator):
 
 
 #: One entry of a basic index: an integer, a slice, None (a new axis of length 1) or Ellipsis.
-IndexEntry = int | slice | None | type(Ellipsis)
+IndexEntry: TypeAlias = int | slice | EllipsisType | None
 
 
 class IndexOp(Operator):

@@ -146,20 +146,20 @@ class MaxPool2DOp(_Pool2D):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         xp = self._prepare(x, -np.inf)
-        best = arg = None
-        for k, (rows, cols) in enumerate(self._slices):
+        # PyTorch's scan: the first tap starts as the winner (-1: none yet, where that tap is padding), and a tap
+        # takes over if it is greater than the maximum so far, or NaN.
+        rows, cols = self._slices[0]
+        best = xp[:, :, rows, cols].copy()
+        arg = np.zeros(best.shape, dtype=np.intp)
+        if self._real is not None:
+            arg[:, :, ~self._real[0]] = -1
+        for k, (rows, cols) in enumerate(self._slices[1:], start=1):
             tap = xp[:, :, rows, cols]
-            if best is None or arg is None:
-                best, arg = tap.copy(), np.zeros(tap.shape, dtype=np.intp)
-                if self._real is not None:  # a padded first tap must not win a window of -inf only
-                    arg[:, :, ~self._real[0]] = -1
-                continue
             take = (tap > best) | np.isnan(tap)
             if self._real is not None:
                 take |= (arg < 0) & self._real[k]
             np.copyto(best, tap, where=take)
             np.copyto(arg, k, where=take)
-        assert best is not None and arg is not None
         self._arg = arg
         return best
 
@@ -172,7 +172,8 @@ class MaxPool2DOp(_Pool2D):
         """
         if not self.return_indices or not hasattr(self, "_arg"):
             raise AttributeError("MaxPool2DOp.indices: build the op with return_indices=True and call it first")
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = self.kernel_size, self.stride, self.padding, self.dilation
+        kw = self.kernel_size[1]
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
         ho, wo = self._arg.shape[2:]
         i, j = np.divmod(self._arg, kw)
         rows = np.arange(ho)[:, None] * sh + i * dh - ph

@@ -30,13 +30,15 @@ ARANGE = np.arange(12.0).reshape(2, 2, 3)
 for test, key in [("test_forward1", 0), ("test_forward2", (0, 0, slice(0, 2, 1))), ("test_forward3", (Ellipsis, 2))]:
     case(f"test_getitem.{test}", lambda x, key=key: O.IndexOp(key)(x), lambda x, key=key: x[key], [ARANGE])
 case("test_getitem.test_backward1", lambda x: O.IndexOp(1)(x), lambda x: x[1], [[[1.0, 2, 3], [4, 5, 6]]])
-case("test_getitem.test_backward2", lambda x: O.IndexOp(slice(1, 3))(x), lambda x: x[1:3], [np.arange(12.0).reshape(4, 3)])
+case("test_getitem.test_backward2", lambda x: O.IndexOp(slice(1, 3))(x), lambda x: x[1:3],
+     [np.arange(12.0).reshape(4, 3)])
 
 for test, shape, axis, keep in [("test_forward1", (10,), None, False), ("test_forward2", (10, 20, 30), 1, False),
-                                ("test_forward3", (10, 20, 30), (0, 1), False), ("test_forward4", (10, 20, 30), (0, 1), True),
-                                ("test_backward2", (10, 10), 1, False), ("test_backward3", (10, 20, 30), (1, 2), False)]:
+                                ("test_forward3", (10, 20, 30), (0, 1), False),
+                                ("test_forward4", (10, 20, 30), (0, 1), True), ("test_backward2", (10, 10), 1, False),
+                                ("test_backward3", (10, 20, 30), (1, 2), False)]:
     case(f"test_max.{test}", lambda x, axis=axis, keep=keep: O.MaxOp(axis, keep)(x),
-         lambda x, axis=axis, keep=keep: x.amax(dim=axis if axis is not None else tuple(range(x.ndim)), keepdim=keep),
+         lambda x, axis=axis, keep=keep: x.amax(dim=tuple(range(x.ndim)) if axis is None else axis, keepdim=keep),
          [shape], high=100.0)
 
 for test, hw in [("test_forward1", 16), ("test_forward2", 15), ("test_backward1", 16)]:

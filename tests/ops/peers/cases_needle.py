@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import numpy as np
 import torch
 
 from autograd_lab import Variable

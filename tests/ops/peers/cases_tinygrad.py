@@ -336,8 +336,9 @@ for p in [(0, 1, 0, 1), (2, 1, 2, 1), (2, 0, 2, 1)]:  # tinygrad's (and F.pad's)
     for n in [3, 4]:
         case(f"test_asymmetric_padding_conv2d[{p}, n={n}]", conv(padding=(p[2], p[3], p[0], p[1])),
              lambda x, w, p=p: F.conv2d(F.pad(x, p), w), [(1, 1, n, n), (1, 1, 2, 2)])
-for test, (bs, cin, k, p) in [("test_padded_conv2d_p21", (4, 3, 3, (2, 1))), ("test_padded_conv2d_p22", (4, 3, 3, (2, 2))),
-                              ("test_padded_conv2d_1x1", (4, 3, 1, 2)), ("test_padded_conv2d_bs1", (1, 3, 3, 1))]:
+for test, (bs, cin, k, p) in [("test_padded_conv2d_p21", (4, 3, 3, (2, 1))),
+                              ("test_padded_conv2d_p22", (4, 3, 3, (2, 2))), ("test_padded_conv2d_1x1", (4, 3, 1, 2)),
+                              ("test_padded_conv2d_bs1", (1, 3, 3, 1))]:
     case(test, conv(padding=p), lambda x, w, p=p: F.conv2d(x, w, padding=p), [(bs, cin, 11, 28), (4, cin, k, k)])
 for d in [2, (2, 1)]:
     case(f"test_dilated_conv2d[d={d}]", conv(dilation=d), lambda x, w, d=d: F.conv2d(x, w, dilation=d),
