@@ -17,8 +17,8 @@ class _BatchNorm(Module):
     _ndim: int
     _layout: str
 
-    def __init__(self, num_features: int, momentum: float | None = 0.1, eps: float = 1e-5,
-                 track_running_stats: bool = True, dtype: Any = np.float32) -> None:
+    def __init__(self, num_features: int, momentum: float | None = 0.1, eps: float = 1e-5, dtype: Any = np.float32,
+                 *, track_running_stats: bool = True) -> None:
         super().__init__()
         dtype = np.dtype(dtype)
         stats = RunningStats(num_features, dtype)  # checks num_features
