@@ -83,15 +83,20 @@ class _Pool2D(Operator):
         right = max((wo - 1) * sw + dw * (kw - 1) + 1 - w - pw, 0)
         self._crop = (slice(ph, ph + h), slice(pw, pw + w))
         self._padded_hw = (ph + h + bottom, pw + w + right)
-        if not (ph or pw or bottom or right):
-            self._real = None
+        self._real = None
+        if ph or pw or bottom or right:
+            # For each offset, which windows it puts on a real input (not padding): (H_out, W_out) boolean arrays.
+            rows = [(0 <= r) & (r < h) for r in (np.arange(ho) * sh + i * dh - ph for i in range(kh))]
+            cols = [(0 <= c) & (c < w) for c in (np.arange(wo) * sw + j * dw - pw for j in range(kw))]
+            self._real = [np.outer(r, c) for r in rows for c in cols]
+        return self._pad(x, fill)
+
+    def _pad(self, x: np.ndarray, fill: float) -> np.ndarray:
+        """x padded with ``fill`` as :meth:`_prepare` found (x itself when no padding is needed)."""
+        if self._real is None:
             return x
-        xp = np.full((*x.shape[:2], ph + h + bottom, pw + w + right), fill, dtype=x.dtype)
+        xp = np.full((*x.shape[:2], *self._padded_hw), fill, dtype=x.dtype)
         xp[:, :, self._crop[0], self._crop[1]] = x
-        # For each offset, which windows it puts on a real input (not padding): (H_out, W_out) boolean arrays.
-        rows = [(0 <= r) & (r < h) for r in (np.arange(ho) * sh + i * dh - ph for i in range(kh))]
-        cols = [(0 <= c) & (c < w) for c in (np.arange(wo) * sw + j * dw - pw for j in range(kw))]
-        self._real = [np.outer(r, c) for r in rows for c in cols]
         return xp
 
     def _unpad(self, gxp: np.ndarray) -> np.ndarray:
@@ -146,22 +151,35 @@ class MaxPool2DOp(_Pool2D):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         xp = self._prepare(x, -np.inf)
-        # PyTorch's scan: the first tap starts as the winner (-1: none yet, where that tap is padding), and a tap
-        # takes over if it is greater than the maximum so far, or NaN.
         rows, cols = self._slices[0]
         best = xp[:, :, rows, cols].copy()
-        arg = np.zeros(best.shape, dtype=np.intp)
-        if self._real is not None:
-            arg[:, :, ~self._real[0]] = -1
-        for k, (rows, cols) in enumerate(self._slices[1:], start=1):
-            tap = xp[:, :, rows, cols]
-            take = (tap > best) | np.isnan(tap)
-            if self._real is not None:
-                take |= (arg < 0) & self._real[k]
-            np.copyto(best, tap, where=take)
-            np.copyto(arg, k, where=take)
-        self._arg = arg
+        for rows, cols in self._slices[1:]:
+            np.maximum(best, xp[:, :, rows, cols], out=best)  # a NaN propagates: it is the maximum
+        if self.return_indices:
+            self._arg = sum(k * won for k, won in enumerate(self._winners(xp, best)))
         return best
+
+    def _winners(self, xp: np.ndarray, best: np.ndarray) -> list[np.ndarray]:
+        """For each tap k of the window (row-major), the windows it won, by PyTorch's scan found again from the
+        maximum (cheaper than tracking the winner while scanning): the first real input equal to the maximum or,
+        in a window whose maximum is NaN (NaN equals nothing), its last NaN."""
+        free = ~np.isnan(best)  # windows whose winner is still to be found among equal inputs
+        nan_windows = ~free
+        won = []
+        for k, (rows, cols) in enumerate(self._slices):
+            wins = xp[:, :, rows, cols] == best
+            if self._real is not None:
+                wins &= self._real[k]
+            wins &= free
+            free &= ~wins
+            won.append(wins)
+        if nan_windows.any():
+            for k in reversed(range(len(self._slices))):
+                rows, cols = self._slices[k]
+                wins = np.isnan(xp[:, :, rows, cols]) & nan_windows
+                nan_windows &= ~wins
+                won[k] |= wins
+        return won
 
     @property
     def indices(self) -> np.ndarray:
@@ -183,9 +201,18 @@ class MaxPool2DOp(_Pool2D):
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         (x,) = self.inputs
-        gxp = np.zeros((*x.shape[:2], *self._padded_hw), dtype=x.dtype)
-        for k, (rows, cols) in enumerate(self._slices):
-            gxp[:, :, rows, cols] += np.where(self._arg == k, gy, 0)
+        won = self._winners(self._pad(x, -np.inf), self.output)
+        # Windows that tile the input without overlap or padding cover every input exactly once: plain assignment.
+        h, w = x.shape[2:]
+        (kh, kw), stride = self.kernel_size, self.stride
+        exact = (self._real is None and stride == (kh, kw) and self.dilation == (1, 1) and h % kh == 0
+                 and w % kw == 0)
+        gxp = np.empty_like(x) if exact else np.zeros((*x.shape[:2], *self._padded_hw), dtype=x.dtype)
+        for (rows, cols), wins in zip(self._slices, won):
+            if exact:
+                np.multiply(gy, wins, out=gxp[:, :, rows, cols])
+            else:
+                gxp[:, :, rows, cols] += gy * wins
         return [self._unpad(gxp)]
 
 
