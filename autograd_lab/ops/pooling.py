@@ -156,7 +156,9 @@ class MaxPool2DOp(_Pool2D):
         for rows, cols in self._slices[1:]:
             np.maximum(best, xp[:, :, rows, cols], out=best)  # a NaN propagates: it is the maximum
         if self.return_indices:
-            self._arg = sum(k * won for k, won in enumerate(self._winners(xp, best)))
+            self._arg = np.zeros(best.shape, dtype=np.intp)
+            for k, won in enumerate(self._winners(xp, best)):
+                self._arg[won] = k
         return best
 
     def _winners(self, xp: np.ndarray, best: np.ndarray) -> list[np.ndarray]:
