@@ -17,14 +17,17 @@ class _BatchNorm(Module):
     _ndim: int
     _layout: str
 
-    def __init__(self, num_features: int, momentum: float = 0.1, eps: float = 1e-5, dtype: Any = np.float32) -> None:
+    def __init__(self, num_features: int, momentum: float | None = 0.1, eps: float = 1e-5, dtype: Any = np.float32,
+                 *, track_running_stats: bool = True) -> None:
         super().__init__()
         dtype = np.dtype(dtype)
-        self.stats = RunningStats(num_features, dtype)  # checks num_features
+        stats = RunningStats(num_features, dtype)  # checks num_features
+        self.stats = stats if track_running_stats else None
         self.num_features = int(num_features)
         BatchNormOp(self.stats, momentum, eps)  # checks momentum and eps now rather than at the first call
-        self.momentum = float(momentum)
+        self.momentum = None if momentum is None else float(momentum)
         self.eps = float(eps)
+        self.track_running_stats = bool(track_running_stats)
         self.weight = Parameter(np.ones(self.num_features, dtype=dtype), name="weight")
         self.bias = Parameter(np.zeros(self.num_features, dtype=dtype), name="bias")
 
@@ -36,7 +39,7 @@ class _BatchNorm(Module):
 
     def config(self) -> dict[str, Any]:
         return {"num_features": self.num_features, "momentum": self.momentum, "eps": self.eps,
-                "dtype": self.weight.dtype.name}
+                "track_running_stats": self.track_running_stats, "dtype": self.weight.dtype.name}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.num_features}, momentum={self.momentum}, eps={self.eps})"
@@ -50,7 +53,9 @@ class BatchNorm1d(_BatchNorm):
     (``model.eval()``), saved with the model.
 
     Args:
-        num_features: C. momentum, eps: as BatchNormOp (PyTorch's defaults 0.1 and 1e-5). dtype: float32.
+        num_features: C. momentum, eps: as BatchNormOp (PyTorch's defaults 0.1 and 1e-5; momentum=None for the
+            cumulative average). track_running_stats: False keeps no running statistics (``stats`` is None) and
+            normalises with the batch statistics in evaluation mode too, as PyTorch. dtype: float32.
 
     Raises:
         ValueError: for a bad size, momentum or eps. ShapeError (at call time): input not (N, C), or C wrong.

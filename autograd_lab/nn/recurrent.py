@@ -11,11 +11,17 @@ Parameters are named and laid out as in PyTorch's ``nn.RNNCell`` / ``nn.LSTMCell
 i, f, g, o. So a ``state_dict`` moves between the two libraries in both directions. All four start as
 U(-1/√H, 1/√H), PyTorch's default.
 
+Options, as PyTorch's: ``bias=False`` leaves both biases out (the attributes are None); ``nonlinearity="relu"``
+(RNN and RNNCell) uses ReLU instead of tanh; ``num_layers=L`` (RNN and LSTM) stacks L layers, layer k reading the
+outputs of layer k - 1. Layer 0's parameters keep the names above, layer k ≥ 1 adds the suffix ``_l{k}``
+(``weight_ih_l1``: PyTorch's names, less the ``_l0`` of the first layer). With L > 1 the initial and final states
+are (L, N, H), one (N, H) state per layer, as PyTorch's; with L = 1 they stay (N, H).
+
 Sequences are batch-first: x (N, T, D) -> outputs (N, T, H). Equations (PyTorch's ``nn.LSTM`` documentation; S.
 Hochreiter & J. Schmidhuber, "Long Short-Term Memory", Neural Computation 9(8), 1997, with the forget gate of F. Gers,
 J. Schmidhuber & F. Cummins, 2000)::
 
-    RNN:   h_t = tanh(x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh)
+    RNN:   h_t = tanh(x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh)           (ReLU instead of tanh on request)
     LSTM:  [i f g o] = x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh        (N, 4H), split into four (N, H) blocks
            i, f, o = σ(i), σ(f), σ(o);   g = tanh(g)
            c_t = f ⊙ c_(t-1) + i ⊙ g;    h_t = o ⊙ tanh(c_t)
@@ -46,6 +52,7 @@ from autograd_lab.ops import (
     LSTMHiddenOp,
     MatMulOp,
     MulOp,
+    ReLUOp,
     ReshapeOp,
     SelectOp,
     SigmoidOp,
@@ -60,25 +67,27 @@ from autograd_lab.variable import Parameter, Variable
 LSTMState = tuple[Variable, Variable]
 
 
-def affine(x: Variable, weight: Variable, bias: Variable) -> Variable:
-    """``x Wᵀ + b``: (N, D), (K, D), (K,) -> (N, K), as two explicit ops."""
-    return AddOp()(MatMulOp(transpose_b=True)(x, weight), bias)
+def affine(x: Variable, weight: Variable, bias: Variable | None) -> Variable:
+    """``x Wᵀ + b``: (N, D), (K, D), (K,) -> (N, K), as two explicit ops (one, ``x Wᵀ``, when bias is None)."""
+    y = MatMulOp(transpose_b=True)(x, weight)
+    return y if bias is None else AddOp()(y, bias)
 
 
-def rnn_cell(x: Variable, h: Variable, weight_ih: Variable, weight_hh: Variable, bias_ih: Variable,
-             bias_hh: Variable) -> Variable:
-    """One step of the tanh RNN: ``h_t = tanh(x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh)``.
+def rnn_cell(x: Variable, h: Variable, weight_ih: Variable, weight_hh: Variable, bias_ih: Variable | None,
+             bias_hh: Variable | None, nonlinearity: str = "tanh") -> Variable:
+    """One step of the RNN: ``h_t = tanh(x_t W_ihᵀ + b_ih + h_(t-1) W_hhᵀ + b_hh)`` (ReLU for ``"relu"``).
 
-    Shapes: x (N, D), h (N, H), weight_ih (H, D), weight_hh (H, H), biases (H,) -> h_t (N, H).
+    Shapes: x (N, D), h (N, H), weight_ih (H, D), weight_hh (H, H), biases (H,) or None -> h_t (N, H).
     """
-    return TanhOp()(AddOp()(affine(x, weight_ih, bias_ih), affine(h, weight_hh, bias_hh)))
+    activation = ReLUOp() if nonlinearity == "relu" else TanhOp()
+    return activation(AddOp()(affine(x, weight_ih, bias_ih), affine(h, weight_hh, bias_hh)))
 
 
-def lstm_cell(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight_hh: Variable, bias_ih: Variable,
-              bias_hh: Variable) -> LSTMState:
+def lstm_cell(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight_hh: Variable,
+              bias_ih: Variable | None, bias_hh: Variable | None) -> LSTMState:
     """One step of the LSTM (equations in the module docstring). Returns the new state ``(h_t, c_t)``.
 
-    Shapes: x (N, D), h and c (N, H), weight_ih (4H, D), weight_hh (4H, H), biases (4H,) -> two (N, H).
+    Shapes: x (N, D), h and c (N, H), weight_ih (4H, D), weight_hh (4H, H), biases (4H,) or None -> two (N, H).
     """
     n_hidden = h.shape[1]
     gates = AddOp()(affine(x, weight_ih, bias_ih), affine(h, weight_hh, bias_hh))  # (N, 4H): i, f, g, o
@@ -96,14 +105,14 @@ def lstm_cell(x: Variable, h: Variable, c: Variable, weight_ih: Variable, weight
 
 
 def lstm_step(x: Variable, h: Variable | None, c: Variable | None, weight_ih: Variable, weight_hh: Variable,
-              bias: Variable) -> LSTMState:
+              bias: Variable | None) -> LSTMState:
     """One LSTM step as the ``LSTM`` module unrolls it: :func:`lstm_cell`'s equations in PyTorch's documented column
     form, ``W_ih x_t + b_ih + W_hh h_(t-1) + b_hh``, where each sequence of the batch is a column. Returns
     ``(h_t, c_t)``, each (H, N).
 
     Shapes: x (N, D), one time step of the batch-first input (used transposed); h and c (H, N), or both None for
     the zero state h_0 = c_0 = 0; weight_ih (4H, D), weight_hh (4H, H); bias (4H, N) or (4H, 1), the sum
-    ``b_ih + b_hh`` as a column (repeated over the batch) -> h_t, c_t (H, N).
+    ``b_ih + b_hh`` as a column (repeated over the batch), or None for none -> h_t, c_t (H, N).
 
     Where it differs from :func:`lstm_cell` (each measured on the LSTM(64) epoch of ``benchmarks/bench_rnn.py``):
 
@@ -124,7 +133,9 @@ def lstm_step(x: Variable, h: Variable | None, c: Variable | None, weight_ih: Va
     pre = MatMulOp(transpose_b=True)(weight_ih, x)  # W_ih x_tᵀ: (4H, N)
     if h is not None:
         pre = AddOp()(pre, MatMulOp()(weight_hh, h))
-    gates = LSTMGatesOp(axis=0)(AddOp()(pre, bias))  # (4H, N): rows σ(ĩ), σ(f̃), tanh(g̃), σ(õ)
+    if bias is not None:
+        pre = AddOp()(pre, bias)
+    gates = LSTMGatesOp(axis=0)(pre)  # (4H, N): rows σ(ĩ), σ(f̃), tanh(g̃), σ(õ)
     # c_t = f ⊙ c_(t-1) + i ⊙ g, then h_t = o ⊙ tanh(c_t): one node per equation, reading the gate blocks in place.
     c_next = LSTMCellStateOp(axis=0)(gates) if c is None else LSTMCellStateOp(axis=0)(gates, c)
     h_next = LSTMHiddenOp(axis=0)(gates, c_next)
@@ -132,18 +143,36 @@ def lstm_step(x: Variable, h: Variable | None, c: Variable | None, weight_ih: Va
 
 
 class _Recurrent(Module):
-    """The parameters every recurrent layer shares: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``."""
+    """The parameters every recurrent layer shares: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh`` (and the
+    same with the suffix ``_l{k}`` for layer k ≥ 1), and the options (see the module docstring).
+
+    Raises:
+        ValueError: for a non-positive size or number of layers, an unknown nonlinearity, or an option the layer
+            does not have (``nonlinearity`` other than tanh for an LSTM, ``num_layers`` > 1 for a cell).
+    """
 
     n_gates = 1
+    #: The options a subclass accepts beyond their defaults.
+    _options: frozenset[str] = frozenset()
 
     def __init__(self, input_size: int, hidden_size: int, rng: np.random.Generator | int | None = None,
-                 dtype: Any = np.float32) -> None:
+                 dtype: Any = np.float32, *, bias: bool = True, nonlinearity: str = "tanh", num_layers: int = 1
+                 ) -> None:
         super().__init__()
-        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
+        name = type(self).__name__
+        for what, n in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-                raise ValueError(f"{type(self).__name__}: {what} must be a positive integer, got {n!r}")
+                raise ValueError(f"{name}: {what} must be a positive integer, got {n!r}")
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"{name}: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        for option, value, default in (("nonlinearity", nonlinearity, "tanh"), ("num_layers", num_layers, 1)):
+            if value != default and option not in self._options:
+                raise ValueError(f"{name} has no option {option}={value!r}")
         self.input_size = int(input_size)
         self.hidden_size = int(hidden_size)
+        self.bias = bool(bias)
+        self.nonlinearity = nonlinearity
+        self.num_layers = int(num_layers)
         gen = as_generator(rng)
         dtype = np.dtype(dtype)
         rows = self.n_gates * self.hidden_size
@@ -152,18 +181,36 @@ class _Recurrent(Module):
         def uniform(*shape: int) -> np.ndarray:
             return gen.uniform(-bound, bound, size=shape).astype(dtype)
 
-        self.weight_ih = Parameter(uniform(rows, self.input_size), name="weight_ih")
-        self.weight_hh = Parameter(uniform(rows, self.hidden_size), name="weight_hh")
-        self.bias_ih = Parameter(uniform(rows), name="bias_ih")
-        self.bias_hh = Parameter(uniform(rows), name="bias_hh")
+        for k in range(self.num_layers):
+            suffix = f"_l{k}" if k else ""
+            inputs = self.input_size if k == 0 else self.hidden_size
+            setattr(self, "weight_ih" + suffix, Parameter(uniform(rows, inputs), name="weight_ih" + suffix))
+            setattr(self, "weight_hh" + suffix, Parameter(uniform(rows, self.hidden_size), name="weight_hh" + suffix))
+            for b in ("bias_ih", "bias_hh"):
+                setattr(self, b + suffix, Parameter(uniform(rows), name=b + suffix) if self.bias else None)
+
+    def layer(self, k: int) -> tuple[Parameter, Parameter, Parameter | None, Parameter | None]:
+        """Layer k's ``(weight_ih, weight_hh, bias_ih, bias_hh)`` (the biases None with ``bias=False``)."""
+        suffix = f"_l{k}" if k else ""
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        w_ih, w_hh, b_ih, b_hh = (getattr(self, n + suffix) for n in names)
+        return w_ih, w_hh, b_ih, b_hh
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """The parameters' dtype (float32 unless built or loaded otherwise); zero initial states take it too."""
-        return self.weight_ih.dtype
+        return self.layer(0)[0].dtype
 
     def config(self) -> dict[str, Any]:
-        return {"input_size": self.input_size, "hidden_size": self.hidden_size, "dtype": self.dtype.name}
+        config: dict[str, Any] = {"input_size": self.input_size, "hidden_size": self.hidden_size,
+                                  "dtype": self.dtype.name}
+        if not self.bias:
+            config["bias"] = False
+        if self.nonlinearity != "tanh":
+            config["nonlinearity"] = self.nonlinearity
+        if self.num_layers != 1:
+            config["num_layers"] = self.num_layers
+        return config
 
     def forward(self, x: Variable, state: Any = None) -> Any:  # type: ignore[override]
         """One step (cells) or the whole sequence (RNN, LSTM) from ``x`` and an optional initial state."""
@@ -192,7 +239,9 @@ class _Recurrent(Module):
         raise NotImplementedError(f"{type(self).__name__} is not a sequence module")
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.input_size}, {self.hidden_size})"
+        options = "".join(f", {k}={v!r}" for k, v in self.config().items()
+                          if k in ("bias", "nonlinearity", "num_layers"))
+        return f"{type(self).__name__}({self.input_size}, {self.hidden_size}{options})"
 
     # -- input checks: each names the module, the shapes and the user's line ---------------------------------------
     def _fail(self, problem: str) -> ShapeError:
@@ -210,49 +259,66 @@ class _Recurrent(Module):
             raise self._fail(f"expected {self.input_size} input features (the last axis), got {x.shape[-1]} "
                              f"(input shape {x.shape})")
 
-    def _initial(self, x: Variable, given: Any, what: str) -> Variable:
-        """The given (N, H) state, checked against the batch, or zeros in the parameters' dtype."""
-        shape = (x.shape[0], self.hidden_size)
+    def _initial(self, x: Variable, given: Any, what: str, layers: int = 1) -> Variable:
+        """The given (N, H) state ((L, N, H) for ``layers`` = L > 1), checked against the batch, or zeros in the
+        parameters' dtype."""
+        shape = (x.shape[0], self.hidden_size) if layers == 1 else (layers, x.shape[0], self.hidden_size)
         if given is None:
             return Variable.from_numpy(np.zeros(shape, dtype=self.dtype), name=what)
         if not isinstance(given, Variable):
             raise TypeError(f"{self!r}: the initial {what} must be a Variable of shape {shape}, "
                             f"got {type(given).__name__}")
         if given.shape != shape:
+            layered = f"num_layers {layers}, " if layers > 1 else ""
             raise self._fail(f"the initial {what} has shape {given.shape}, expected {shape} "
-                             f"(batch {x.shape[0]}, hidden_size {self.hidden_size}; input shape {x.shape})")
+                             f"({layered}batch {x.shape[0]}, hidden_size {self.hidden_size}; input shape {x.shape})")
         return given
 
-    def _lstm_state(self, x: Variable, state: Any) -> LSTMState:
+    def _lstm_state(self, x: Variable, state: Any, layers: int = 1) -> LSTMState:
         if state is None:
-            return self._initial(x, None, "h"), self._initial(x, None, "c")
+            return self._initial(x, None, "h", layers), self._initial(x, None, "c", layers)
         if not isinstance(state, tuple) or len(state) != 2:
             raise TypeError(f"{self!r}: the initial state must be a tuple (h, c), got {type(state).__name__}")
-        return self._initial(x, state[0], "h"), self._initial(x, state[1], "c")
+        return self._initial(x, state[0], "h", layers), self._initial(x, state[1], "c", layers)
+
+    def _per_layer(self, state: Variable | None) -> list[Variable | None]:
+        """An (L, N, H) state as L states (N, H); a single-layer state as itself; None as L Nones."""
+        if state is None:
+            return [None] * self.num_layers
+        if self.num_layers == 1:
+            return [state]
+        return [SelectOp(k, axis=0)(state) for k in range(self.num_layers)]
+
+    def _joined(self, states: list[Variable]) -> Variable:
+        """The inverse of :meth:`_per_layer`: L final states (N, H) as one (L, N, H) (the state itself for L = 1)."""
+        return states[0] if len(states) == 1 else StackOp(axis=0)(*states)
 
 
 class RNNCell(_Recurrent):
-    """One step of the tanh RNN (:func:`rnn_cell`): ``cell(x, h)`` with x (N, D), h (N, H) or None (zeros) -> (N, H).
+    """One step of the RNN (:func:`rnn_cell`): ``cell(x, h)`` with x (N, D), h (N, H) or None (zeros) -> (N, H).
 
     Args:
         input_size, hidden_size: D and H, positive integers.
         rng: generator or int seed for the initial weights. dtype: parameter dtype (float32).
+        bias: False leaves out ``bias_ih`` and ``bias_hh`` (both None). nonlinearity: "tanh" (default) or "relu".
 
     Raises:
-        ValueError: for a non-positive size. ShapeError: for an input or state of the wrong shape (names the
-            module, the shapes and the calling line).
+        ValueError: for a non-positive size or an unknown nonlinearity. ShapeError: for an input or state of the
+            wrong shape (names the module, the shapes and the calling line).
     """
+
+    _options = frozenset({"nonlinearity"})
 
     def forward(self, x: Variable, h: Variable | None = None) -> Variable:  # type: ignore[override]
         self._check_input(x, sequence=False)
-        return rnn_cell(x, self._initial(x, h, "h"), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return rnn_cell(x, self._initial(x, h, "h"), *self.layer(0), nonlinearity=self.nonlinearity)
 
 
 class LSTMCell(_Recurrent):
     """One step of the LSTM (:func:`lstm_cell`): ``cell(x, (h, c))`` -> ``(h_t, c_t)``, each (N, H).
 
-    x is (N, D); the state is a tuple of two (N, H) Variables, or None for zeros. Arguments and errors as
-    :class:`RNNCell`; the parameters have 4H rows, the gate blocks i, f, g, o.
+    x is (N, D); the state is a tuple of two (N, H) Variables, or None for zeros. Arguments (``bias`` but no
+    ``nonlinearity``) and errors as :class:`RNNCell`; the parameters have 4H rows, the gate blocks i, f, g, o.
     """
 
     n_gates = 4
@@ -260,15 +326,18 @@ class LSTMCell(_Recurrent):
     def forward(self, x: Variable, state: LSTMState | None = None) -> LSTMState:  # type: ignore[override]
         self._check_input(x, sequence=False)
         h, c = self._lstm_state(x, state)
-        return lstm_cell(x, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return lstm_cell(x, h, c, *self.layer(0))
 
 
 class RNN(_Recurrent):
-    """A tanh RNN unrolled over a batch-first sequence: ``rnn(x, h0)`` -> ``(outputs, h_T)``.
+    """An RNN unrolled over a batch-first sequence: ``rnn(x, h0)`` -> ``(outputs, h_T)``.
 
-    Shapes: x (N, T, D) with T ≥ 1; h0 (N, H) or None (zeros); outputs (N, T, H) stacks h_1 ... h_T; h_T (N, H).
-    Arguments and errors as :class:`RNNCell`; a sequence of length 0 raises ShapeError too.
+    Shapes: x (N, T, D) with T ≥ 1; h0 (N, H), or (L, N, H) with ``num_layers`` L > 1, or None (zeros); outputs
+    (N, T, H) stacks the last layer's h_1 ... h_T; h_T has h0's shape (each layer's final state).
+    Arguments as :class:`RNNCell`, plus ``num_layers``; errors too, and a sequence of length 0 raises ShapeError.
     """
+
+    _options = frozenset({"nonlinearity", "num_layers"})
 
     def forward(self, x: Variable, h: Variable | None = None) -> tuple[Variable, Variable]:  # type: ignore[override]
         outputs, h_last = self._unroll(x, h)
@@ -276,58 +345,80 @@ class RNN(_Recurrent):
 
     def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], Variable]:
         self._check_input(x, sequence=True)
-        h = self._initial(x, state, "h")
-        outputs = []
-        for t in range(x.shape[1]):
-            h = rnn_cell(SelectOp(t, axis=1)(x), h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-            outputs.append(h)
-        return outputs, h
+        initial = self._per_layer(self._initial(x, state, "h", self.num_layers) if state is not None else None)
+        finals: list[Variable] = []
+        layer_input = x
+        for k in range(self.num_layers):
+            given = initial[k]
+            h = given if given is not None else self._initial(x, None, "h")
+            outputs = []
+            for t in range(x.shape[1]):
+                h = rnn_cell(SelectOp(t, axis=1)(layer_input), h, *self.layer(k), nonlinearity=self.nonlinearity)
+                outputs.append(h)
+            finals.append(h)
+            if k + 1 < self.num_layers:
+                layer_input = StackOp(axis=1)(*outputs)
+        return outputs, self._joined(finals)
 
 
 class LSTM(_Recurrent):
     """An LSTM unrolled over a batch-first sequence: ``lstm(x, (h0, c0))`` -> ``(outputs, (h_T, c_T))``.
 
-    Shapes: x (N, T, D) with T ≥ 1; h0, c0 (N, H) or the state None (zeros); outputs (N, T, H) stacks h_1 ... h_T.
-    The parameters are PyTorch's single-layer ``nn.LSTM`` ones without the ``_l0`` suffix. Each step is
-    :func:`lstm_step` (the equations of :func:`lstm_cell` with each sequence a column, in fewer and larger
-    operations). Errors as :class:`RNN`.
+    Shapes: x (N, T, D) with T ≥ 1; h0, c0 (N, H), or (L, N, H) with ``num_layers`` L > 1, or the state None
+    (zeros); outputs (N, T, H) stacks the last layer's h_1 ... h_T; h_T and c_T have h0's shape. The parameters are
+    PyTorch's ``nn.LSTM`` ones without the ``_l0`` suffix of the first layer. Each step is :func:`lstm_step` (the
+    equations of :func:`lstm_cell` with each sequence a column, in fewer and larger operations). Arguments as
+    :class:`LSTMCell`, plus ``num_layers``; errors as :class:`RNN`.
     """
 
     n_gates = 4
+    _options = frozenset({"num_layers"})
 
     def forward(self, x: Variable, state: LSTMState | None = None  # type: ignore[override]
                 ) -> tuple[Variable, LSTMState]:
-        columns, (h, c) = self._unroll(x, state)
-        # (H, T, N) -> (N, T, H): the stacked columns h_t, read batch-first
-        outputs = TransposeOp((2, 1, 0))(StackOp(axis=1)(*columns))
-        return outputs, (TransposeOp()(h), TransposeOp()(c))
-
-    def final_state(self, x: Variable, state: Any = None) -> LSTMState:
-        """``(h_T, c_T)``, each (N, H), after the sequence x (N, T, D): the module's graph without the stack of all
-        the states (see :meth:`_Recurrent.final_state`)."""
-        if self.training:
-            _, (h, c) = self._unroll(x, state)
-        else:
-            with eval_mode():
-                _, (h, c) = self._unroll(x, state)
-        return TransposeOp()(h), TransposeOp()(c)
+        columns, final = self._unroll(x, state)
+        return _batch_first(columns), final
 
     def _unroll(self, x: Variable, state: Any) -> tuple[list[Variable], LSTMState]:
-        """Run :func:`lstm_step` over x's T steps; return h_1 ... h_T and the final (h_T, c_T), each (H, N)."""
+        """Run :func:`lstm_step` over x's T steps, layer by layer; return the last layer's h_1 ... h_T, each (H, N),
+        and the final ``(h_T, c_T)`` in the layout of the initial state."""
         self._check_input(x, sequence=True)
+        given = self._lstm_state(x, state, self.num_layers) if state is not None else (None, None)
+        initial_h, initial_c = self._per_layer(given[0]), self._per_layer(given[1])
+        final_h, final_c = [], []
+        layer_input = x
+        for k in range(self.num_layers):
+            columns, (h, c) = self._unroll_layer(k, layer_input, initial_h[k], initial_c[k])
+            final_h.append(TransposeOp()(h))
+            final_c.append(TransposeOp()(c))
+            if k + 1 < self.num_layers:
+                layer_input = _batch_first(columns)
+        return columns, (self._joined(final_h), self._joined(final_c))
+
+    def _unroll_layer(self, k: int, x: Variable, h0: Variable | None, c0: Variable | None
+                      ) -> tuple[list[Variable], LSTMState]:
+        """Layer k over the sequence x (N, T, D_k) from (h0, c0), each (N, H) or both None for zeros; return
+        h_1 ... h_T and the final (h_T, c_T), each (H, N)."""
         # None: the zero state, which lstm_step handles by leaving out the terms that would multiply zeros.
-        h: Variable | None = None
-        c: Variable | None = None
-        if state is not None:
-            h, c = (TransposeOp()(v) for v in self._lstm_state(x, state))  # (N, H) -> columns (H, N)
-        # Once per sequence: every step uses the sum only, as a column repeated over the batch. Broadcasting it here,
-        # once (a view), makes each step's add a plain (4H, N) + (4H, N) and sends each step's gradient back
-        # unreduced: NumPy adds a (4H, 1) column to a (4H, N) array, and sums one back, about twice as slowly.
-        rows = self.n_gates * self.hidden_size
-        bias = BroadcastToOp((rows, x.shape[0]))(ReshapeOp((rows, 1))(AddOp()(self.bias_ih, self.bias_hh)))
+        h: Variable | None = None if h0 is None else TransposeOp()(h0)  # (N, H) -> columns (H, N)
+        c: Variable | None = None if c0 is None else TransposeOp()(c0)
+        weight_ih, weight_hh, bias_ih, bias_hh = self.layer(k)
+        bias = None
+        if bias_ih is not None and bias_hh is not None:
+            # Once per sequence: every step uses the sum only, as a column repeated over the batch. Broadcasting it
+            # here, once (a view), makes each step's add a plain (4H, N) + (4H, N) and sends each step's gradient
+            # back unreduced: NumPy adds a (4H, 1) column to a (4H, N) array, and sums one back, about twice as
+            # slowly.
+            rows = self.n_gates * self.hidden_size
+            bias = BroadcastToOp((rows, x.shape[0]))(ReshapeOp((rows, 1))(AddOp()(bias_ih, bias_hh)))
         columns = []
         for t in range(x.shape[1]):
-            h_t, c_t = lstm_step(SelectOp(t, axis=1)(x), h, c, self.weight_ih, self.weight_hh, bias)
+            h_t, c_t = lstm_step(SelectOp(t, axis=1)(x), h, c, weight_ih, weight_hh, bias)
             columns.append(h_t)
             h, c = h_t, c_t
         return columns, (h_t, c_t)  # T ≥ 1 (checked), so the loop ran
+
+
+def _batch_first(columns: list[Variable]) -> Variable:
+    """The hidden states h_1 ... h_T, each a column block (H, N), as one batch-first (N, T, H) sequence."""
+    return TransposeOp((2, 1, 0))(StackOp(axis=1)(*columns))

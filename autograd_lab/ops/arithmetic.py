@@ -45,15 +45,20 @@ class MulOp(Operator):
 
 
 class DivOp(Operator):
-    """``a / b`` elementwise with broadcasting.  d/da = 1/b, d/db = -a/b² = -y/b. Input order matters."""
+    """``a / b`` elementwise with broadcasting.  d/da = 1/b, d/db = -a/b² = -y/b. Input order matters.
+
+    Division by 0 gives ±inf (NaN for 0/0) in the value and the gradients, as in PyTorch, without a warning.
+    """
 
     def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return a / b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return a / b
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
-        ga = gy / b
-        gb = sum_to_shape(-ga * self.output, b.shape) if self.needs_grad(1) else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ga = gy / b
+            gb = sum_to_shape(-ga * self.output, b.shape) if self.needs_grad(1) else None
         return [sum_to_shape(ga, a.shape), gb]
 
 
@@ -70,8 +75,14 @@ class NegOp(Operator):
 class PowOp(Operator):
     """``a ** p``, where the exponent p is a constant (``PowOp(2.0)(a)``) or a Variable (``PowOp()(a, p)``).
 
-    d/da = p·a^(p-1), taken as 0 where p == 0 (the derivative of the constant a^0 = 1, also at a = 0, where the
-    formula would give 0·inf);  d/dp = a^p·ln(a), defined for a > 0 (taken as 0 where a == 0, the limit for p > 0).
+    Derivatives (the rules and edge values of PyTorch's ``pow_backward``, ``tools/autograd/derivatives.yaml``):
+
+        d/da = p·a^(p-1), and exactly 0 where p == 0 (the derivative of the constant a^0 = 1, for every a);
+        d/dp = a^p·ln(a), and exactly 0 where a == 0 and p ≥ 0 (the one-sided limit, 0^p being 0 or 1 there).
+
+    Everywhere else the formulas are evaluated as they stand, so an undefined derivative is NaN and an infinite one
+    is ±inf, never a silent 0: d/dp of (-2)^3 and of (-inf)^0 is NaN (ln of a negative number), d/dp of 0^-1 is
+    -inf (= inf·ln 0), d/da of 0^0.5 is inf. ``docs/conventions.md`` lists every op's values at such points.
     A negative base with a non-integer exponent gives NaN, as in NumPy. The Variable form broadcasts.
 
     Raises:
@@ -91,10 +102,12 @@ class PowOp(Operator):
         self.exponent = None if exponent is None else float(exponent)
 
     def forward(self, a: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
-        if p is None and self.exponent is not None:
-            return np.power(a, self.exponent, dtype=np.result_type(a, np.float32))
-        if p is not None and self.exponent is None:
-            return np.power(a, p, dtype=np.result_type(a, np.float32))
+        # 0 to a negative power is inf and a negative base to a fractional power NaN: values, not warnings.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p is None and self.exponent is not None:
+                return np.power(a, self.exponent, dtype=np.result_type(a, np.float32))
+            if p is not None and self.exponent is None:
+                return np.power(a, p, dtype=np.result_type(a, np.float32))
         raise TypeError("PowOp takes the exponent either as PowOp(exponent)(a) or as PowOp()(a, p), not both")
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
@@ -102,7 +115,8 @@ class PowOp(Operator):
             (a,) = self.inputs
             if self.exponent == 0:
                 return [np.zeros_like(a)]
-            return [gy * self.exponent * np.power(a, self.exponent - 1)]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return [gy * self.exponent * np.power(a, self.exponent - 1)]
         a, p = self.inputs
         ga = gp = None
         if self.needs_grad(0):
@@ -111,6 +125,7 @@ class PowOp(Operator):
             ga = sum_to_shape(gy * slope, a.shape)
         if self.needs_grad(1):
             with np.errstate(divide="ignore", invalid="ignore"):
-                log_a = np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
-            gp = sum_to_shape(gy * self.output * log_a, p.shape)
+                slope = self.output * np.log(a)  # NaN for a < 0, ±inf or NaN at a = 0: the formula's own value
+            slope = np.where((a == 0) & (p >= 0), 0, slope)
+            gp = sum_to_shape(gy * slope, p.shape)
         return [ga, gp]

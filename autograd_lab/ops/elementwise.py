@@ -1,11 +1,13 @@
-"""Elementwise functions of one input: Exp, Log, Sqrt, Sigmoid, Tanh, ReLU, LeakyReLU.
+"""Elementwise functions of one input: Exp, Log, Sqrt, Sigmoid, Tanh, ReLU, LeakyReLU, Abs, Clip.
 
 Each output element depends on the matching input element only, so each backward is ``gy * f'(x)``, elementwise, and
 every output and gradient keeps the input's shape and dtype (float32 stays float32).
 
-Kinks: ReLU and LeakyReLU are not differentiable at 0. We use the left derivative there, ReLU'(0) = 0 and
-LeakyReLU'(0) = slope (as PyTorch does); both are valid subgradients. See :mod:`autograd_lab.gradcheck` for how gradient
-checking treats kinks.
+Points where f' is undefined or infinite follow PyTorch, and ``docs/conventions.md`` tables them: an infinite
+derivative is inf (√ and ln at 0), an undefined one NaN (√ below 0), and at a kink the one-sided value PyTorch uses
+(ReLU'(0) = 0, LeakyReLU'(0) = slope, |x|'(0) = 0, clip' = 1 on the bounds), each a valid subgradient. A NaN input
+gives a NaN output; its gradient is what PyTorch's rule gives (ReLU passes it on, see :class:`ReLUOp`). See
+:mod:`autograd_lab.gradcheck` for how gradient checking treats kinks.
 """
 
 from __future__ import annotations
@@ -16,33 +18,46 @@ from autograd_lab.operator import Operator
 
 
 class ExpOp(Operator):
-    """``y = exp(x)``.  dy/dx = exp(x) = y, so backward reuses the saved output. Overflows to inf for x > ~709."""
+    """``y = exp(x)``.  dy/dx = exp(x) = y, so backward reuses the saved output. Overflows to inf (value and gradient)
+    for x > ~709 (~88 in float32), without a warning."""
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        return np.exp(x)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.exp(x)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         return [gy * self.output]
 
 
 class LogOp(Operator):
-    """``y = ln(x)`` (natural log).  dy/dx = 1/x. Defined for x > 0; x = 0 gives -inf and x < 0 NaN, as in NumPy."""
+    """``y = ln(x)`` (natural log).  dy/dx = 1/x.
+
+    Defined for x > 0; x = 0 gives -inf and x < 0 NaN, as in NumPy. The gradient is 1/x wherever it is evaluated, as
+    in PyTorch: inf at 0, and the formula's finite value below 0 (where y itself is NaN). No warning is raised.
+    """
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        return np.log(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
-        return [gy / self.inputs[0]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return [gy / self.inputs[0]]
 
 
 class SqrtOp(Operator):
-    """``y = √x``.  dy/dx = 1/(2√x) = 1/(2y). Defined for x ≥ 0; the gradient at 0 is inf."""
+    """``y = √x``.  dy/dx = 1/(2√x) = 1/(2y).
+
+    Defined for x ≥ 0: the gradient at 0 is inf and below 0 NaN (y is NaN there), as in PyTorch; no warning is raised.
+    """
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        return np.sqrt(x)
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(x)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
-        return [gy / (2 * self.output)]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return [gy / (2 * self.output)]
 
 
 class SigmoidOp(Operator):
@@ -93,18 +108,24 @@ class TanhOp(Operator):
 class ReLUOp(Operator):
     """Rectified linear unit ``y = max(x, 0)`` (Nair & Hinton, ICML 2010).
 
-    dy/dx = 1 for x > 0, 0 for x < 0, and 0 at x = 0 (our convention, a valid subgradient).
+    dy/dx = 1 for x > 0, 0 for x < 0, and 0 at x = 0 (PyTorch's convention, a valid subgradient).
+
+    NaN: max(NaN, 0) is NaN, and the gradient passes to the NaN input unchanged (dy/dx = 1), because PyTorch zeroes
+    the gradient only where x ≤ 0, which NaN is not. This is the library's rule for every max-like op: a NaN is the
+    maximum, so it is the output and it receives the gradient (see ``docs/conventions.md``).
     """
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
-        return [gy * (self.inputs[0] > 0)]
+        return [np.where(self.inputs[0] <= 0, 0, gy)]
 
 
 class LeakyReLUOp(Operator):
     """``y = x`` for x > 0, ``slope·x`` otherwise (Maas, Hannun & Ng, 2013).  dy/dx = 1 for x > 0, else slope.
+
+    At 0 the gradient is ``slope`` and at NaN (y is NaN) it is ``slope`` too: PyTorch's rule ``x > 0 ? 1 : slope``.
 
     Args:
         slope: the gradient for x ≤ 0, usually small and positive (default 0.01).
@@ -118,3 +139,51 @@ class LeakyReLUOp(Operator):
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         return [np.where(self.inputs[0] > 0, gy, gy * self.slope)]
+
+
+class AbsOp(Operator):
+    """``y = |x|``.  dy/dx = sign(x): -1 for x < 0, 1 for x > 0, and 0 at x = 0 (PyTorch's ``sgn``; a subgradient).
+
+    At NaN the gradient is 0, as PyTorch's ``sgn(NaN) = 0`` gives (``np.sign`` would give NaN). Shape and dtype kept.
+    """
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return np.abs(x)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        x = self.inputs[0]
+        return [gy * ((x > 0).astype(x.dtype) - (x < 0))]
+
+
+class ClipOp(Operator):
+    """``y = min(max(x, low), high)``, elementwise: ``ClipOp(low, high)(x)`` (``torch.clamp``, ``np.clip``).
+
+    Either bound may be None (no bound on that side), not both. With ``low > high`` every element becomes ``high``,
+    as in PyTorch and NumPy.
+
+    dy/dx = 1 where low ≤ x ≤ high, 0 elsewhere: PyTorch's ``clamp_backward``, which counts the bounds themselves as
+    inside (a valid subgradient at the kinks). NaN stays NaN and gets gradient 0 (it is not inside the range).
+
+    Raises:
+        TypeError: if both bounds are None, or a bound is not a real number.
+    """
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        if low is None and high is None:
+            raise TypeError("ClipOp(low, high): give at least one bound")
+        for name, bound in (("low", low), ("high", high)):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float, np.number))):
+                raise TypeError(f"ClipOp(low, high): {name} must be a real number or None, got {bound!r}")
+        self.low = None if low is None else float(low)
+        self.high = None if high is None else float(high)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        y = x if self.low is None else np.maximum(x, x.dtype.type(self.low))
+        return y if self.high is None else np.minimum(y, x.dtype.type(self.high))
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        x = self.inputs[0]
+        inside = np.ones(x.shape, dtype=bool) if self.low is None else x >= self.low
+        if self.high is not None:
+            inside &= x <= self.high
+        return [gy * inside]

@@ -1,4 +1,4 @@
-"""Ops that take parts of arrays apart and put them together: Slice, Select, Stack.
+"""Ops that take parts of arrays apart and put them together: Slice, Select, Stack, Concatenate, Index.
 
 A recurrent network needs all three: it slices the four gate blocks out of one (N, 4H) pre-activation, selects the
 time step t of an (N, T, D) sequence, and stacks the T hidden states into an (N, T, H) output. Each backward routes
@@ -8,6 +8,9 @@ Forward values of Slice and Select are read-only views of the input (no copy); S
 """
 
 from __future__ import annotations
+
+from types import EllipsisType
+from typing import TypeAlias
 
 import numpy as np
 
@@ -25,18 +28,21 @@ def _axis_in_range(op: str, axis: int, ndim: int) -> int:
 
 
 class SliceOp(Operator):
-    """``x[..., start:stop, ...]``: the elements ``start`` to ``stop - 1`` along ``axis`` (a view, step 1).
+    """``x[..., start:stop:step, ...]``: every ``step``-th element of start ... stop - 1 along ``axis`` (a view).
 
-    Shapes: x (..., n, ...) -> (..., stop - start, ...), the other axes unchanged. Backward: a zero array of x's
-    shape with ``gy`` written into the slice, since y_j = x_(start + j) and the rest of x does not reach y.
+    Shapes: x (..., n, ...) -> (..., ⌈(stop - start) / step⌉, ...), the other axes unchanged. Backward: a zero array
+    of x's shape with ``gy`` written into the slice, since y_j = x_(start + j·step) and the rest of x does not reach y.
+    (:class:`IndexOp` takes any basic index: several axes, ``None``, ``...``.)
 
     Args:
         start, stop: the half-open range ``[start, stop)``, ``0 ≤ start < stop ≤ n``.
         axis: the axis to slice (negative counts from the end; default -1, the feature axis).
+        step: the stride, a positive integer (default 1).
 
     Raises:
         ShapeError: if the input has no such axis or the range does not lie inside it (NumPy would silently return a
             shorter slice; a gate block of the wrong width must not go unnoticed).
+        ValueError: for a step that is not a positive integer.
     """
 
     cached = ("_checked",)
@@ -45,10 +51,13 @@ class SliceOp(Operator):
     # checks and the index tuple cost several times the slicing itself (an LSTM step slices four times).
     _checked: tuple[tuple[int, ...], tuple[slice, ...]] | None = None
 
-    def __init__(self, start: int, stop: int, axis: int = -1) -> None:
+    def __init__(self, start: int, stop: int, axis: int = -1, step: int = 1) -> None:
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 1:
+            raise ValueError(f"SliceOp: step must be a positive integer, got {step!r}")
         self.start = int(start)
         self.stop = int(stop)
         self.axis = int(axis)
+        self.step = int(step)
 
     def _index(self, shape: tuple[int, ...]) -> tuple[slice, ...]:
         """The index of the slice in an input of ``shape``, checked once per shape."""
@@ -62,7 +71,7 @@ class SliceOp(Operator):
                 f"SliceOp: range [{self.start}, {self.stop}) does not lie inside axis {self.axis} of length {n} "
                 f"(input shape {shape})"
             )
-        index = (slice(None),) * axis + (slice(self.start, self.stop),)
+        index = (slice(None),) * axis + (slice(self.start, self.stop, self.step),)
         self._checked = (shape, index)
         return index
 
@@ -171,3 +180,80 @@ class StackOp(Operator):
         lead = (slice(None),) * (self.axis % gy.ndim)
         keys: list[tuple[slice | int, ...]] = [(*lead, i) for i in range(len(self.inputs))]
         return [gy[key] if self.needs_grad(i) else None for i, key in enumerate(keys)]
+
+
+class ConcatenateOp(Operator):
+    """``np.concatenate(xs, axis)``: join k arrays along an existing axis (``torch.cat``).
+
+    Shapes: inputs equal except along ``axis`` (lengths n_1 ... n_k, zero allowed) -> that axis of length Σ n_i.
+    Backward: input i gets its own block of ``gy``, rows n_1 + ... + n_(i-1) up to the next block (a view).
+
+    Args:
+        axis: the axis to join along (negative counts from the end; default 0).
+
+    Raises:
+        ShapeError: if there are no inputs, an input is 0-d, the axis is out of range, or the shapes differ off the
+            axis (naming each input's shape).
+    """
+
+    def __init__(self, axis: int = 0) -> None:
+        self.axis = int(axis)
+
+    def forward(self, *xs: np.ndarray) -> np.ndarray:
+        if not xs:
+            raise ShapeError("ConcatenateOp needs at least one input")
+        axis = _axis_in_range("ConcatenateOp", self.axis, xs[0].ndim)
+        if len({(x.ndim, x.shape[:axis] + x.shape[axis + 1:]) for x in xs}) != 1:
+            listed = ", ".join(str(x.shape) for x in xs)
+            raise ShapeError(f"ConcatenateOp: inputs must have the same shape except along axis {self.axis}, "
+                             f"got {listed}")
+        return np.concatenate(xs, axis=axis)
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        axis = self.axis % gy.ndim
+        ends = np.cumsum([x.shape[axis] for x in self.inputs])
+        lead = (slice(None),) * axis
+        return [gy[(*lead, slice(end - x.shape[axis], end))] if self.needs_grad(i) else None
+                for i, (x, end) in enumerate(zip(self.inputs, ends))]
+
+
+#: One entry of a basic index: an integer, a slice, None (a new axis of length 1) or Ellipsis.
+IndexEntry: TypeAlias = int | slice | EllipsisType | None
+
+
+class IndexOp(Operator):
+    """``x[key]`` for a basic NumPy index: integers, slices with any step, ``None`` and ``...`` (a read-only view).
+
+    ``IndexOp((slice(1, 5, 2), None, Ellipsis, 0))(x)`` is ``x[1:5:2, None, ..., 0]``. Out-of-range slice ends are
+    clipped, as in NumPy and PyTorch; an integer out of range is an error. Shapes follow NumPy's basic indexing.
+    Backward: a zero array of x's shape with ``gy`` written at the indexed elements (``gx[key] = gy``); basic indexing
+    never picks an element twice, so nothing needs adding. Integer arrays (advanced indexing) are not accepted.
+
+    Args:
+        key: one entry or a tuple of entries (int, slice, None, Ellipsis).
+
+    Raises:
+        TypeError: for an entry of another kind (an array, a float, a Variable).
+        ShapeError: for an integer out of range, too many indices, more than one Ellipsis, or a step of 0.
+    """
+
+    def __init__(self, key: IndexEntry | tuple[IndexEntry, ...]) -> None:
+        key = key if isinstance(key, tuple) else (key,)
+        for entry in key:
+            ok = entry is None or entry is Ellipsis or isinstance(entry, slice) or (
+                isinstance(entry, (int, np.integer)) and not isinstance(entry, bool))
+            if not ok:
+                raise TypeError(f"IndexOp: an index entry must be an int, a slice, None or Ellipsis, got {entry!r}")
+        self.key = key
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        try:
+            return x[self.key]
+        except IndexError as exc:
+            raise ShapeError(f"IndexOp: index {self.key} does not fit an input of shape {x.shape}: {exc}") from exc
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        x = self.inputs[0]
+        gx = np.zeros(x.shape, x.dtype)
+        gx[self.key] = gy
+        return [gx]

@@ -1,4 +1,5 @@
-"""Loss functions: fused softmax cross-entropy and mean squared error. Each returns a 0-d (scalar) Variable."""
+"""Loss functions: fused softmax cross-entropy and mean squared error. Each returns a 0-d (scalar) Variable, or one
+loss per example with ``reduction="none"``."""
 
 from __future__ import annotations
 
@@ -8,121 +9,192 @@ from autograd_lab.operator import Operator
 
 
 class SoftmaxCrossEntropyOp(Operator):
-    """Mean cross-entropy of softmax(logits) against labels: ``SoftmaxCrossEntropyOp()(logits, labels)``.
+    """Cross-entropy of softmax(logits) against class indices or target probabilities (``F.cross_entropy``):
+    ``SoftmaxCrossEntropyOp(reduction="mean", label_smoothing=0.0, ignore_index=-100)(logits, labels)``.
 
-    Inputs:
-        logits: (N, C), float32 or float64. A single example may be given as (C,), with a 0-d or (1,) class index or
-            (C,) probabilities; it is treated as N = 1.
-        labels: either (N,) class indices, integer-valued and in [0, C) (a Variable holds them as floats, so they are
-            checked to be whole numbers), or (N, C) target probabilities (one-hot rows, or any rows summing to 1).
+    Inputs (the class axis is axis 1, as in PyTorch; every other axis is one more example):
+        logits: (N, C) or (N, C, d1, ..., dk), float32 or float64. A single example may be given as (C,), with a
+            0-d or (1,) class index or (C,) probabilities; it is treated as N = 1.
+        labels: either class indices of shape (N, d1, ..., dk), integer-valued and in [0, C) or equal to
+            ``ignore_index`` (a Variable holds them as floats, so they are checked to be whole numbers), or target
+            probabilities of the logits' shape. The rows of probability targets may sum to anything: a zero row
+            (a masked example) has loss 0 and sends no gradient.
 
-    Output: a 0-d array of the logits' dtype,
-        L = -(1/N) Σ_n Σ_c t_nc · log softmax(z_n)_c,   with t the one-hot rows for index labels.
+    For each example m (a position (n, d1, ..., dk)) with logits z_m and target distribution t_m (the one-hot row
+    of an index label), label smoothing ε mixes in the uniform distribution, t'_m = (1 - ε)·t_m + ε/C, and
+
+        ℓ_m = -Σ_c t'_mc · log softmax(z_m)_c           (ℓ_m = 0 for an index label equal to ignore_index)
+
+    Output, by ``reduction``: "none" gives ℓ, shape (N, d1, ..., dk) (0-d for a single example); "sum" gives Σ_m ℓ_m;
+    "mean" (the default) gives Σ_m ℓ_m / K, with K the number of examples not ignored for index labels, and all
+    N·d1···dk examples for probability targets (PyTorch's definitions; all examples ignored gives NaN). dtype: the
+    logits'.
 
     Fusing softmax with the log keeps it stable for logits of any magnitude: log softmax is computed with the
     log-sum-exp trick (see :mod:`autograd_lab.ops.softmax`), never as log(exp(z)/Σexp(z)), so nothing overflows and no
     0·log 0 appears. E.g. float32 logits [1e8, 1e8] with label 1 give ln 2.
 
-    Backward (the classic fused form, e.g. Goodfellow et al., *Deep Learning*, §6.2.2.3):
-        dL/dz = (softmax(z) - t) / N,
-        dL/dt = -log softmax(z) / N for probability targets; 0 for index labels (they are discrete).
+    Backward, with w_m = dL/dℓ_m (gy, gy/K, or gy_m for "none") and p_m = softmax(z_m):
+        dL/dz_m = w_m · (p_m · Σ_c t'_mc - t'_m),
+        dL/dt_m = -w_m · (1 - ε) · log p_m for probability targets; 0 for index labels (they are discrete).
+    The first is the general form (differentiate -Σ_c t'_c z_c + (Σ_c t'_c)·log Σ_c exp z_c); the classic shortcut
+    p - t (Goodfellow et al., *Deep Learning*, §6.2.2.3) is the special case Σ_c t'_mc = 1.
+
+    Args:
+        reduction: "mean", "sum" or "none".
+        label_smoothing: ε in [0, 1] (Szegedy et al., "Rethinking the Inception Architecture", CVPR 2016, §7).
+        ignore_index: an index label that marks an example to leave out (index labels only; default -100).
 
     Raises:
-        ShapeError: if logits are not 1-D or 2-D, are empty (no example or no class), labels do not match them, or
-            index labels are not whole numbers in [0, C) (names the op, the shapes and the calling line).
+        ValueError: for an unknown reduction or ε outside [0, 1].
+        ShapeError: if logits are 0-d or empty (no example or no class), labels match neither form, or index labels
+            are not whole numbers in [0, C) or ``ignore_index`` (names the op, the shapes and the calling line).
     """
 
-    saved = ("_exp", "_total", "_rows", "_index_labels", "_log_probs")
+    saved = ("_probs", "_log_probs", "_index_labels", "_kept", "_count")
 
-    _exp: np.ndarray
-    _total: np.ndarray
-    _rows: np.ndarray
-    _log_probs: np.ndarray | None
+    _probs: np.ndarray
+    _log_probs: np.ndarray
     _index_labels: np.ndarray | None
+    _kept: np.ndarray | None
+    _count: int
+
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0, ignore_index: int = -100) -> None:
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"SoftmaxCrossEntropyOp: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"SoftmaxCrossEntropyOp: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+        self.reduction = reduction
+        self.label_smoothing = float(label_smoothing)
+        self.ignore_index = int(ignore_index)
 
     def forward(self, logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        if logits.ndim == 1:
-            logits = logits[None]
-            labels = labels.reshape(1) if labels.shape in ((), (1,)) else labels[None]
-        if logits.ndim != 2:
-            raise ValueError(f"logits must have shape (N, C), got {logits.shape}")
-        n, c = logits.shape
-        if n == 0 or c == 0:
-            raise ValueError(f"logits must have at least one example and one class, got shape {logits.shape}")
-        # log softmax(z) = z - m - log Σ exp(z - m) with m the row maximum (the log-sum-exp trick). The ufuncs'
-        # reduce methods are called directly: ndarray.max/.sum add a Python-level wrapper around the same call.
-        shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
-        index = None
-        with np.errstate(under="ignore", invalid="ignore"):  # exp(-large) underflows to 0, which is exact enough
+        z, labels = _rows(logits, labels)
+        m, c = z.shape
+        eps = z.dtype.type(self.label_smoothing)
+        # log softmax(z) = z - max - log Σ exp(z - max), the log-sum-exp trick; exp(-large) underflows to 0 harmlessly
+        shifted = z - np.maximum.reduce(z, axis=1, keepdims=True)
+        with np.errstate(under="ignore"):
             exp = np.exp(shifted)
-            if labels.shape == (n,):
-                index = labels.astype(np.intp)  # NaN or a huge value casts to garbage; _class_indices refuses it
         total = np.add.reduce(exp, axis=1, keepdims=True)
-        # softmax(z) = exp / total is needed only for the gradient, so backward forms it (into its own array).
-        self._exp, self._total = exp, total
-        log_total = np.log(total)
-        if index is not None:
-            self._rows = rows = np.arange(n)
-            self._index_labels = index = _class_indices(index, labels, c)
-            self._log_probs = None
-            # -log p[label] = log Σ exp(z - m) - (z - m)[label], summed over the batch
-            loss = np.add.reduce(log_total[:, 0] - shifted[rows, index]) / n
-        elif labels.shape == (n, c):
-            self._index_labels = None
-            self._log_probs = log_p = shifted - log_total
-            loss = -np.add.reduce(labels * log_p, axis=None) / n
+        self._probs = exp / total
+        self._log_probs = log_p = shifted - np.log(total)
+        if labels.ndim == 1:  # class indices, one per example
+            kept = labels != self.ignore_index
+            index = _class_indices(np.where(kept, labels, 0), c)
+            self._index_labels, self._kept, self._count = index, kept, int(np.count_nonzero(kept))
+            # ℓ = -(1 - ε) log p[label] - (ε/C) Σ_c log p_c, and 0 for an ignored example
+            losses = -(1 - eps) * log_p[np.arange(m), index]
+            if self.label_smoothing:
+                losses -= eps / c * np.add.reduce(log_p, axis=1)
+            losses = np.where(kept, losses, 0)
         else:
-            raise ValueError(f"labels must have shape ({n},) (class indices) or ({n}, {c}) (probabilities)")
+            self._index_labels, self._kept, self._count = None, None, m
+            target = labels.astype(z.dtype, copy=False) * (1 - eps) + eps / c
+            with np.errstate(invalid="ignore"):  # 0·(-inf) for a zero target at an underflowed probability
+                losses = -np.add.reduce(np.where(target == 0, 0, target * log_p), axis=1)
+        return self._reduce(losses, logits)
+
+    def _reduce(self, losses: np.ndarray, logits: np.ndarray) -> np.ndarray:
+        if self.reduction == "none":
+            shape = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
+            return (losses + 0.0).reshape(shape).astype(logits.dtype, copy=False)
+        total = np.add.reduce(losses)
+        if self.reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                total = total / logits.dtype.type(self._count)
         # Adding 0.0 turns a loss of -0.0 (a perfect prediction) into 0.0.
-        return np.asarray(loss + 0.0, dtype=logits.dtype)
+        return np.asarray(total + 0.0, dtype=logits.dtype)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         logits, labels = self.inputs
-        n = self._exp.shape[0]
-        # The loss is 0-d, so gy is one number. Divided as a Python float (binary64) and then rounded to the logits'
-        # dtype, it gives the same bits as dividing in that dtype (double rounding is innocuous for division).
-        scale = float(gy) / n
+        m, c = self._probs.shape
+        eps = logits.dtype.type(self.label_smoothing)
+        # w_m = dL/dℓ_m, as a column
+        if self.reduction == "none":
+            weight = gy.reshape(m, 1).astype(logits.dtype, copy=False)
+        else:
+            weight = np.full((m, 1), float(gy) / (self._count if self.reduction == "mean" else 1), logits.dtype)
         g_logits = g_labels = None
         if self.needs_grad(0):
-            g_logits = self._exp / self._total  # softmax(z), a fresh array the gradient is built in
+            g = self._probs.copy()  # p·Σt' - t': Σt' = 1 for index labels, which needs no product
             if self._index_labels is None:
-                g_logits -= labels.reshape(g_logits.shape).astype(logits.dtype, copy=False)
+                target = labels.astype(logits.dtype, copy=False).reshape(-1, c) if logits.ndim == 1 else \
+                    _class_last(labels).astype(logits.dtype, copy=False)
+                target = target * (1 - eps) + eps / c
+                g *= np.add.reduce(target, axis=1, keepdims=True)
+                g -= target
             else:
-                g_logits[self._rows, self._index_labels] -= 1
-            g_logits *= scale
-            if logits.ndim == 1:
-                g_logits = g_logits.reshape(logits.shape)
+                if self.label_smoothing:
+                    g -= eps / c
+                g[np.arange(m), self._index_labels] -= 1 - eps
+            g *= weight
+            if self._kept is not None:
+                g[~self._kept] = 0  # also when every example is ignored and the weight is 1/0
+            g_logits = _class_back(g, logits.shape)
         if self.needs_grad(1):
             if self._index_labels is not None:
                 g_labels = np.zeros_like(labels)
             else:
-                assert self._log_probs is not None
-                g_labels = (-self._log_probs * scale).reshape(labels.shape)
+                g_labels = _class_back(-(1 - eps) * self._log_probs * weight, labels.shape)
         return [g_logits, g_labels]
 
 
-def _class_indices(index: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """Return ``index`` (``labels`` cast to integers) if every label is a whole number in [0, n_classes).
+def _class_last(a: np.ndarray) -> np.ndarray:
+    """(N, C, d1, ..., dk) -> (N·d1···dk, C): the class axis last, one row per example."""
+    return np.moveaxis(a, 1, -1).reshape(-1, a.shape[1]) if a.ndim > 2 else a
 
-    One comparison finds labels that are not whole numbers (NaN included: it equals nothing); viewing the indices as
-    unsigned turns a negative one into a huge one, so the largest of them covers both ends of the range. (The ufuncs'
-    reduce methods are called directly: ``np.count_nonzero`` and ``ndarray.any`` add Python-level wrappers.)
+
+def _class_back(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The inverse of :func:`_class_last`: rows (M, C) back to ``shape`` (class axis 1), as a contiguous array."""
+    if len(shape) <= 2:
+        return g.reshape(shape)
+    n, c, *spatial = shape
+    return np.ascontiguousarray(np.moveaxis(g.reshape(n, *spatial, c), -1, 1))
+
+
+def _rows(logits: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Logits as (M, C) rows and labels as (M,) indices or (M, C) probabilities, after checking the shapes."""
+    if logits.ndim == 0 or 0 in logits.shape[:2]:
+        raise ValueError(f"logits (N, C) or (N, C, d1, ...) need at least one example and one class, got shape "
+                         f"{logits.shape}")
+    if logits.ndim == 1:
+        if labels.shape in ((), (1,)):
+            return logits[None], labels.reshape(1)
+        if labels.shape == logits.shape:
+            return logits[None], labels[None]
+    elif labels.shape == logits.shape:
+        return _class_last(logits), _class_last(labels)
+    elif labels.shape == logits.shape[:1] + logits.shape[2:]:
+        return _class_last(logits), labels.reshape(-1)
+    index_shape = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
+    raise ValueError(f"labels must have shape {index_shape} (class indices) or {logits.shape} (probabilities), "
+                     f"got {labels.shape}")
+
+
+def _class_indices(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """``labels`` as integer indices, if every label is a whole number in [0, n_classes).
 
     Raises:
         ValueError: naming the first bad label.
     """
-    if not np.logical_or.reduce(index != labels) and np.maximum.reduce(index.view(np.uintp)) < n_classes:
+    with np.errstate(invalid="ignore"):
+        index = labels.astype(np.intp)  # NaN or a huge value casts to garbage: the comparison below refuses it
+    if np.array_equal(index, labels) and (index.size == 0 or (index.min() >= 0 and index.max() < n_classes)):
         return index
-    valid = (labels >= 0) & (labels < n_classes) & (np.floor(labels) == labels)
+    with np.errstate(invalid="ignore"):
+        valid = (labels >= 0) & (labels < n_classes) & (np.floor(labels) == labels)
     bad = int(np.flatnonzero(~valid)[0])
-    raise ValueError(f"index labels must be whole numbers in [0, {n_classes}); labels[{bad}] = {labels[bad]}")
+    raise ValueError(f"index labels must be whole numbers in [0, {n_classes}); labels[{bad}] = {labels[bad]} "
+                     "(or equal to ignore_index, to leave the example out)")
 
 
 class MSELossOp(Operator):
     """Mean squared error ``L = (1/K) Σ (a - b)²`` over all K elements: ``MSELossOp()(prediction, target)``.
 
     Both inputs must have the same shape (no broadcasting: an (N, 1) prediction against an (N,) target would silently
-    broadcast to (N, N), a classic bug). Output: 0-d, dtype of the promoted inputs.
+    broadcast to (N, N), a classic bug). Output: 0-d, dtype of the promoted inputs; an empty pair (K = 0) gives NaN,
+    the 0/0 of the definition, as PyTorch and :class:`~autograd_lab.ops.MeanOp` give (not a silent 0).
     Backward: dL/da = 2(a - b)/K, dL/db = -2(a - b)/K.
 
     Raises:
@@ -133,9 +205,12 @@ class MSELossOp(Operator):
         if a.shape != b.shape:
             raise ValueError(f"prediction and target must have the same shape, got {a.shape} and {b.shape}")
         d = a - b
-        return np.asarray(np.vdot(d, d) / max(d.size, 1), dtype=d.dtype)
+        with np.errstate(invalid="ignore"):
+            return np.asarray(np.vdot(d, d) / d.dtype.type(d.size), dtype=d.dtype)
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
         a, b = self.inputs
-        g = (a - b) * (2 * gy / max(a.size, 1))
+        if not a.size:
+            return [np.zeros_like(a) if self.needs_grad(0) else None, np.zeros_like(b) if self.needs_grad(1) else None]
+        g = (a - b) * (2 * gy / a.size)
         return [g if self.needs_grad(0) else None, -g if self.needs_grad(1) else None]

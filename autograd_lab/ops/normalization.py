@@ -140,19 +140,26 @@ class BatchNormOp(Operator):
         stats.mean ← (1 - momentum)·stats.mean + momentum·μ
         stats.var  ← (1 - momentum)·stats.var + momentum·σ²·m/(m - 1)
 
+    With ``momentum=None`` the running estimates are the cumulative averages of all the batches seen (PyTorch's
+    ``momentum=None``): the update above with momentum 1/k for the k-th batch (k = ``stats.count`` after it).
+
     Evaluation (``eval_mode()``): y = γ (x - stats.mean)/√(stats.var + eps) + β, an affine map of x, so
     dx = gy ⊙ γ·r with r = 1/√(stats.var + eps); dγ and dβ as above.
+
+    Without running statistics (``stats=None``, PyTorch's ``track_running_stats=False``) both modes normalise with
+    the batch statistics, as in training, and nothing is updated.
 
     The exporter folds batch norm into the preceding convolution from ``op.stats``, ``op.eps`` and the gamma/beta
     inputs.
 
     Args:
-        stats: the layer's :class:`RunningStats`, of C features.
-        momentum: weight of the new batch in the running estimates, in [0, 1].
+        stats: the layer's :class:`RunningStats`, of C features, or None for none (batch statistics in both modes).
+        momentum: weight of the new batch in the running estimates, in [0, 1], or None for the cumulative average.
         eps: added to the variance before the square root, > 0 keeps a constant channel finite.
 
     Raises:
-        TypeError: if ``stats`` is not a RunningStats. ValueError: for momentum outside [0, 1] or a negative eps.
+        TypeError: if ``stats`` is not a RunningStats or None. ValueError: for momentum outside [0, 1] or a negative
+            eps.
         ShapeError: naming the op, the shapes and the calling line, for x not 2-D or 4-D, a channel count that differs
             from gamma's, beta's or the statistics', or a training batch with a single value per channel.
     """
@@ -164,28 +171,32 @@ class BatchNormOp(Operator):
     _rstd: np.ndarray
     _training: bool
 
-    def __init__(self, stats: RunningStats, momentum: float = 0.1, eps: float = 1e-5) -> None:
-        if not isinstance(stats, RunningStats):
-            raise TypeError(f"BatchNormOp: stats must be a RunningStats, got {type(stats).__name__}")
-        if not 0 <= momentum <= 1:
-            raise ValueError(f"BatchNormOp: momentum must be in [0, 1], got {momentum}")
+    def __init__(self, stats: RunningStats | None, momentum: float | None = 0.1, eps: float = 1e-5) -> None:
+        if stats is not None and not isinstance(stats, RunningStats):
+            raise TypeError(f"BatchNormOp: stats must be a RunningStats or None, got {type(stats).__name__}")
+        if momentum is not None and not 0 <= momentum <= 1:
+            raise ValueError(f"BatchNormOp: momentum must be in [0, 1] or None, got {momentum}")
         if not eps >= 0:
             raise ValueError(f"BatchNormOp: eps must be ≥ 0, got {eps}")
         self.stats = stats
-        self.momentum = float(momentum)
+        self.momentum = None if momentum is None else float(momentum)
         self.eps = float(eps)
 
     def forward(self, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
         if x.ndim not in (2, 4):
             raise ValueError(f"BatchNormOp: x must be (N, C) or (N, C, H, W), got {x.ndim}-D")
         c = x.shape[1]
-        for name, v in (("gamma", gamma), ("beta", beta), ("stats.mean", self.stats.mean),
-                        ("stats.var", self.stats.var)):
+        stats = self.stats
+        checked = [("gamma", gamma), ("beta", beta)]
+        if stats is not None:
+            checked += [("stats.mean", stats.mean), ("stats.var", stats.var)]
+        for name, v in checked:
             if v.shape != (c,):
                 raise ValueError(f"BatchNormOp: {name} must have shape ({c},) (the channels of x), got {v.shape}")
         shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)  # per-channel values broadcast against x
         one = x.dtype.type(1)
-        self._training = training = Config.is_training
+        # Without running statistics, evaluation normalises with the batch statistics too.
+        self._training = training = Config.is_training or stats is None
         if training:
             m = x.size // c
             if m < 2:
@@ -197,21 +208,22 @@ class BatchNormOp(Operator):
             var = _channel_sum(np.square(xc)) * inv_m
             self._rstd = one / np.sqrt(var + x.dtype.type(self.eps))
             self._xc = xc  # x̂ = xc·r is formed only where needed: one pass less per step
-            self._update_stats(mean.reshape(c), var.reshape(c), m)
+            if stats is not None and Config.is_training:
+                self._update_stats(stats, mean.reshape(c), var.reshape(c), m)
         else:
-            mean = self.stats.mean.astype(x.dtype, copy=False).reshape(shape)
-            self._rstd = one / np.sqrt(self.stats.var.astype(x.dtype, copy=False).reshape(shape)
+            assert stats is not None
+            mean = stats.mean.astype(x.dtype, copy=False).reshape(shape)
+            self._rstd = one / np.sqrt(stats.var.astype(x.dtype, copy=False).reshape(shape)
                                        + x.dtype.type(self.eps))
             self._xc = x - mean
         y = self._xc * (self._rstd * gamma.reshape(shape))
         y += beta.reshape(shape)
         return y
 
-    def _update_stats(self, mean: np.ndarray, var: np.ndarray, m: int) -> None:
+    def _update_stats(self, stats: RunningStats, mean: np.ndarray, var: np.ndarray, m: int) -> None:
         """Replace the running estimates with new arrays (one someone else holds is never changed)."""
-        stats = self.stats
         dtype = stats.mean.dtype
-        mom = self.momentum
+        mom = 1 / (stats.count + 1) if self.momentum is None else self.momentum
         stats.mean = _frozen(((1 - mom) * stats.mean + mom * mean).astype(dtype))
         stats.var = _frozen(((1 - mom) * stats.var + mom * var * (m / (m - 1))).astype(dtype))
         stats.count += 1

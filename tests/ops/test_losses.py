@@ -143,8 +143,9 @@ def test_a_single_example_may_be_given_as_1d_logits(label):
     check_operator(SoftmaxCrossEntropyOp, z, label, wrt=[0])
 
 
-def test_logits_must_be_1d_or_2d():
-    with pytest.raises(ShapeError, match=r"logits must have shape \(N, C\)"):
+def test_logits_with_a_spatial_axis_need_one_label_per_position():
+    """(N, C, d1) logits take (N, d1) index labels or (N, C, d1) probabilities, as F.cross_entropy does."""
+    with pytest.raises(ShapeError, match=r"labels must have shape \(1, 3\) \(class indices\) or \(1, 2, 3\)"):
         SoftmaxCrossEntropyOp()(Variable.from_numpy(np.zeros((1, 2, 3))), Variable.from_numpy([0]))
 
 
