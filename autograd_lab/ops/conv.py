@@ -174,7 +174,7 @@ class Conv2DOp(Operator):
             input, or a stride or dilation below 1.
     """
 
-    saved = ("_cols", "_out_hw")
+    saved = ("_cols", "_out_hw", "_pads")
 
     _cols: np.ndarray
     _out_hw: tuple[int, int]

@@ -42,7 +42,7 @@ class _Pool2D(Operator):
     ``stride``, ``padding``, ``dilation`` (each (rows, columns)) and ``ceil_mode``.
     """
 
-    saved = ("_slices",)
+    saved = ("_slices", "_crop", "_padded_hw", "_real")
 
     _slices: list[tuple[slice, slice]]
     _real: list[np.ndarray] | None
@@ -143,6 +143,8 @@ class MaxPool2DOp(_Pool2D):
             below 1, padding above half the kernel, or a window that does not fit the padded input.
     """
 
+    saved = (*_Pool2D.saved, "_arg")
+
     _arg: np.ndarray
 
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
@@ -236,6 +238,8 @@ class AvgPool2DOp(_Pool2D):
     Raises:
         TypeError, ShapeError: as :class:`MaxPool2DOp`.
     """
+
+    saved = (*_Pool2D.saved, "_divisor")
 
     _divisor: np.ndarray
 
