@@ -9,6 +9,7 @@ Example::
 """
 
 from autograd_lab.nn.activation import ACTIVATIONS, LeakyReLU, ReLU, Sigmoid, Tanh
+from autograd_lab.nn.attention import MultiheadAttention, causal_mask, scaled_dot_product_attention
 from autograd_lab.nn.batchnorm import BatchNorm1d, BatchNorm2d
 from autograd_lab.nn.cnn import CNN
 from autograd_lab.nn.container import Sequential
@@ -22,8 +23,16 @@ from autograd_lab.nn.pooling import AvgPool2d, Flatten, MaxPool2d
 from autograd_lab.nn.recurrent import LSTM, RNN, LSTMCell, RNNCell
 from autograd_lab.nn.regularization import Dropout, LayerNorm
 from autograd_lab.nn.sequence import SequenceClassifier
+from autograd_lab.nn.transformer import Embedding, PositionalEmbedding, TransformerEncoderLayer, VisionTransformer
 
 __all__ = [
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "VisionTransformer",
+    "TransformerEncoderLayer",
+    "PositionalEmbedding",
+    "MultiheadAttention",
+    "Embedding",
     "ACTIVATIONS",
     "CNN",
     "INITS",
