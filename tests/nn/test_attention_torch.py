@@ -178,7 +178,8 @@ def test_embedding_matches_torch_with_repeated_ids():
                                         (np.nan, "ids[1] = nan")])
 def test_embedding_refuses_ids_outside_the_table(bad, where):
     table = Variable.from_numpy(np.zeros((6, 2)))
-    with pytest.raises(ShapeError, match=r"whole numbers in \[0, 6\).*" + where.replace("[", r"\[").replace("]", r"\]")):
+    pattern = r"whole numbers in \[0, 6\).*" + where.replace("[", r"\[").replace("]", r"\]")
+    with pytest.raises(ShapeError, match=pattern):
         EmbeddingOp()(table, Variable.from_numpy(np.array([0.0, bad])))
 
 

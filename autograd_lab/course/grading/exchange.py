@@ -183,9 +183,9 @@ def _read_npy(blob: bytes) -> np.ndarray:
     try:
         version = np.lib.format.read_magic(buf)
         if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(buf)
+            _shape, _fortran, dtype = np.lib.format.read_array_header_1_0(buf)
         elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(buf)
+            _shape, _fortran, dtype = np.lib.format.read_array_header_2_0(buf)
         else:
             raise DataError(f"unsupported .npy version {version}")
     except DataError:
