@@ -139,7 +139,7 @@ def logits_difference(torch: Any, init: Arrays, x: np.ndarray) -> float:
     model.load_state_dict(init)
     ours = model(Variable.from_numpy(x)).data
     with torch.no_grad():
-        theirs = torch_vit(torch, init)(torch.from_numpy(x)).numpy()
+        theirs = torch_vit(torch, init)(torch.from_numpy(np.array(x))).numpy()
     return float(np.abs(ours - theirs).max())
 
 

@@ -4,6 +4,7 @@ onecycle``."""
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -19,8 +20,8 @@ def test_onecycle_starts_at_a_25th_peaks_after_30_percent_and_ends_at_a_25th_of_
     assert math.isclose(rates[0], 0.01 / 25)
     assert math.isclose(rates[29], 0.01) and max(rates) == rates[29]
     assert math.isclose(rates[99], 0.01 / 25 / 1e4)
-    assert all(a < b for a, b in zip(rates[:29], rates[1:30]))
-    assert all(a > b for a, b in zip(rates[29:], rates[30:]))
+    assert all(a < b for a, b in pairwise(rates[:30]))
+    assert all(a > b for a, b in pairwise(rates[29:]))
     assert onecycle_lr(0.01, 150, 100) == rates[99]  # past the end it stays at the last rate
 
 

@@ -130,7 +130,8 @@ class TrainConfig:
 
     def resolved(self) -> TrainConfig:
         """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift, lr_schedule,
-        epochs, weight_decay) replaced by the model's default (``model_defaults``); a value given is kept whatever the model.
+        epochs, weight_decay) replaced by the model's default (``model_defaults``); a value given is kept whatever the
+        model.
 
         Raises:
             ValueError: for an unknown model name.
@@ -201,6 +202,7 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     """
     config.check()
     config = config.resolved()
+    assert config.epochs is not None  # resolved() filled it in
     started = time.perf_counter()
     data = load_dataset(config.dataset, config.data_dir, download=config.download, progressbar=config.progress,
                         log=log)
@@ -211,8 +213,8 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     model = build_model(config, x_train.shape[1], n_classes, init_rng)
     optimizer = make_optimizer(config, model)
     log(f"model: {config.model} {model.config()}, {model.num_parameters():,} parameters; optimizer "
-        f"{config.optimizer} lr {config.lr} ({config.lr_schedule}), weight decay {config.weight_decay}, {config.epochs} "
-        f"epochs; {len(x_train)} training / {len(x_val)} validation images")
+        f"{config.optimizer} lr {config.lr} ({config.lr_schedule}), weight decay {config.weight_decay}, "
+        f"{config.epochs} epochs; {len(x_train)} training / {len(x_val)} validation images")
     train_start = time.perf_counter()
     kwargs: dict[str, Any] = dict(epochs=config.epochs, batch_size=config.batch_size, rng=order_rng, x_val=x_val,
                                   y_val=y_val, clip_norm=config.clip_norm, augment_shift=config.augment_shift,
