@@ -153,7 +153,9 @@ class GELUOp(Operator):
             self._cdf = 0.5 * (1 + self._tanh)
         else:
             erf = np.frompyfunc(math.erf, 1, 1)
-            self._cdf = (0.5 * (1 + erf(x.astype(np.float64) / math.sqrt(2)).astype(np.float64))).astype(x.dtype)
+            # frompyfunc returns a Python float, not an array, for a 0-d input: np.asarray takes both
+            erf_values = np.asarray(erf(x.astype(np.float64) / math.sqrt(2)), dtype=np.float64)
+            self._cdf = (0.5 * (1 + erf_values)).astype(x.dtype)
         return x * self._cdf
 
     def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:

@@ -150,6 +150,13 @@ def test_gelu_matches_torch(approximate):
     np.testing.assert_allclose(xv.grad, xt.grad.numpy(), **TOL)
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_of_a_0_d_value_is_x_times_phi_of_x(approximate):
+    """GELU(0.5) = 0.5·Φ(0.5) = 0.5·0.6914625 = 0.34573123 (the exact form's per-element erf once failed on 0-d)."""
+    y = GELUOp(approximate)(Variable.from_numpy(np.array(0.5)))
+    assert y.shape == () and y.data == pytest.approx(0.34573123, abs=2e-4 if approximate == "tanh" else 1e-8)
+
+
 def test_gelu_keeps_float32_and_refuses_unknown_form():
     y = GELUOp("tanh")(Variable.from_numpy(np.ones(3, np.float32)))
     assert y.dtype == np.float32
