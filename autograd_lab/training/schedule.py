@@ -53,8 +53,9 @@ def onecycle_lr(max_lr: float, step: int, total_steps: int, warmup: float = ONEC
     return _cosine_between(max_lr, end, (step - peak_step) / (last_step - peak_step))
 
 
-class CosineSchedule:
-    """A ``fit`` callback that sets ``optimizer.lr`` by :func:`cosine_lr` after every step.
+class StepSchedule:
+    """A ``fit`` callback that sets ``optimizer.lr`` to ``self.rate(t)`` after every step, t the steps done so far;
+    subclasses give ``rate``.
 
     Args:
         optimizer: whose ``lr`` is set; its current rate is the base rate.
@@ -66,30 +67,42 @@ class CosineSchedule:
 
     def __init__(self, optimizer: Optimizer, steps_per_epoch: int, epochs: int) -> None:
         if steps_per_epoch < 1 or epochs < 1:
-            raise ValueError(f"CosineSchedule: steps_per_epoch and epochs must be ≥ 1, got {steps_per_epoch}, {epochs}")
+            raise ValueError(f"{type(self).__name__}: steps_per_epoch and epochs must be ≥ 1, got {steps_per_epoch}, "
+                             f"{epochs}")
         self.optimizer = optimizer
         self.base_lr = optimizer.lr
         self.steps_per_epoch = steps_per_epoch
         self.total = steps_per_epoch * epochs
 
+    def rate(self, step: int) -> float:
+        raise NotImplementedError(f"{type(self).__name__}.rate is not implemented")
+
     def __call__(self, epoch: int, step: int, loss: Variable) -> None:
-        done = (epoch - 1) * self.steps_per_epoch + step
-        self.optimizer.lr = cosine_lr(self.base_lr, done, self.total)
+        self.optimizer.lr = self.rate((epoch - 1) * self.steps_per_epoch + step)
 
 
-class OneCycleSchedule(CosineSchedule):
-    """A ``fit`` callback that sets ``optimizer.lr`` by :func:`onecycle_lr`: the optimizer's current rate is the peak;
-    the constructor sets the starting rate (peak / 25) before the first step, each call the next step's rate.
+class CosineSchedule(StepSchedule):
+    """:func:`cosine_lr` from the optimizer's rate down to 0 over the run (Args, Raises: :class:`StepSchedule`)."""
 
-    Args, Raises: as :class:`CosineSchedule` (and ValueError for a run of fewer than 2 steps).
+    def rate(self, step: int) -> float:
+        return cosine_lr(self.base_lr, step, self.total)
+
+
+class OneCycleSchedule(StepSchedule):
+    """:func:`onecycle_lr` with the optimizer's current rate as the peak. The constructor sets the first step's rate
+    (peak / 25) at once; each call, the next step's.
+
+    Args: as :class:`StepSchedule`.
+
+    Raises:
+        ValueError: for a non-positive length, or a run of fewer than 2 steps (no room to warm up and decay).
     """
 
     def __init__(self, optimizer: Optimizer, steps_per_epoch: int, epochs: int) -> None:
         super().__init__(optimizer, steps_per_epoch, epochs)
         if self.total < 2:
             raise ValueError(f"OneCycleSchedule: a run of {self.total} step has no room to warm up and decay")
-        optimizer.lr = onecycle_lr(self.base_lr, 0, self.total)
+        optimizer.lr = self.rate(0)
 
-    def __call__(self, epoch: int, step: int, loss: Variable) -> None:
-        done = (epoch - 1) * self.steps_per_epoch + step
-        self.optimizer.lr = onecycle_lr(self.base_lr, done, self.total)
+    def rate(self, step: int) -> float:
+        return onecycle_lr(self.base_lr, step, self.total)
