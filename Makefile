@@ -53,6 +53,7 @@ bench: setup-python  ## speed and memory benchmarks (ratios measured side by sid
 	$(BIN)/python benchmarks/bench_export.py
 	$(BIN)/python benchmarks/bench_rnn.py
 	$(BIN)/python benchmarks/bench_cnn.py
+	$(BIN)/python benchmarks/bench_transformer.py
 	$(BIN)/python benchmarks/bench_grading.py
 
 release: setup-python  ## regenerate the student notebooks (notebooks/) from assignments/source

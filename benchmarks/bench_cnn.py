@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             config = TrainConfig(dataset="mnist-bundled", model="cnn", plots=False, progress=False, seed=seed)
             acc, seconds, n_params = accuracy_run(config)
             cnn_scores.append(acc)
-            print(f"  cnn, seed {seed}     {acc:.2%}  {n_params:7,d} parameters  {config.epochs} epochs  "
+            print(f"  cnn, seed {seed}     {acc:.2%}  {n_params:7,d} parameters  {config.resolved().epochs} epochs  "
                   f"{seconds:5.1f} s")
         mean = float(np.mean(cnn_scores))
         ok &= mean >= TARGET_ACC

@@ -224,7 +224,7 @@ def test_train_help_shows_defaults_only_where_they_inform(capsys):
         assert wrong not in out
     assert "--no-plots skip the PNG plots (default: write them)" in out
     assert "--no-download never download; without it, the data set is downloaded when no local source has it" in out
-    assert "--epochs EPOCHS passes over the training images (default: 20)" in out
+    assert "--epochs EPOCHS passes over the training images (default: 20 for cnn, lstm, mlp, rnn; " in out
 
 
 def test_export_c_refuses_zero_calibration_images(tmp_path, capsys):

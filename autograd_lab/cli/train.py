@@ -56,19 +56,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     model.add_argument("--no-batch-norm", dest="batch_norm", action="store_false", default=d.batch_norm,
                        help="cnn: no BatchNorm2d after the convolutions (default: with)")
     train = p.add_argument_group("training")
-    train.add_argument("--epochs", type=int_at_least(1), default=d.epochs, help="passes over the training images")
+    train.add_argument("--epochs", type=int_at_least(1), default=d.epochs,
+                       help=f"passes over the training images (default: {describe_defaults('epochs')})")
     train.add_argument("--batch-size", type=int_at_least(1), default=d.batch_size, help="images per step")
-    # optimizer, lr, lr-schedule and augment-shift default to None: the chosen model's default
+    # epochs, optimizer, lr, lr-schedule, weight-decay and augment-shift default to None: the chosen model's default
     # (training.models.MODEL_DEFAULTS)
     train.add_argument("--lr", "--learning-rate", dest="lr", type=float_in(0, low_open=True), default=d.lr,
                        help=f"learning rate (default: {describe_defaults('lr')})")
     train.add_argument("--lr-schedule", choices=SCHEDULES, default=d.lr_schedule,
-                       help="constant, or cosine: from --lr down to 0 over the run, step by step (default: "
+                       help="constant; cosine: from --lr down to 0 over the run; onecycle: up from --lr/25 to --lr "
+                            "over the first 30%% of the steps, then down to --lr/2.5e5 (both step by step; default: "
                             f"{describe_defaults('lr_schedule')})")
     train.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer,
-                       help=f"update rule (default: {describe_defaults('optimizer')})")
+                       help="update rule; adamw: Adam with decoupled weight decay (default: "
+                            f"{describe_defaults('optimizer')})")
     train.add_argument("--momentum", type=float_in(0, 1, high_open=True), default=d.momentum, help="SGD momentum")
-    train.add_argument("--weight-decay", type=float_in(0), default=d.weight_decay, help="L2 weight decay")
+    train.add_argument("--weight-decay", type=float_in(0), default=d.weight_decay,
+                       help="weight decay: an L2 term in the gradient for sgd and adam, decoupled for adamw (default: "
+                            f"{describe_defaults('weight_decay')})")
     train.add_argument("--clip-norm", type=float_in(0, low_open=True), default=None,
                        help="clip the global gradient norm to this value (default: no clipping)")
     train.add_argument("--augment-shift", type=int_at_least(0), default=d.augment_shift,

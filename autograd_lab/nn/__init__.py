@@ -9,6 +9,7 @@ Example::
 """
 
 from autograd_lab.nn.activation import ACTIVATIONS, LeakyReLU, ReLU, Sigmoid, Tanh
+from autograd_lab.nn.attention import MultiheadAttention, causal_mask, scaled_dot_product_attention
 from autograd_lab.nn.batchnorm import BatchNorm1d, BatchNorm2d
 from autograd_lab.nn.cnn import CNN
 from autograd_lab.nn.container import Sequential
@@ -22,6 +23,7 @@ from autograd_lab.nn.pooling import AvgPool2d, Flatten, MaxPool2d
 from autograd_lab.nn.recurrent import LSTM, RNN, LSTMCell, RNNCell
 from autograd_lab.nn.regularization import Dropout, LayerNorm
 from autograd_lab.nn.sequence import SequenceClassifier
+from autograd_lab.nn.transformer import Embedding, PositionalEmbedding, TransformerEncoderLayer, VisionTransformer
 
 __all__ = [
     "ACTIVATIONS",
@@ -35,6 +37,7 @@ __all__ = [
     "BatchNorm2d",
     "Conv2d",
     "Dropout",
+    "Embedding",
     "Flatten",
     "LSTMCell",
     "LayerNorm",
@@ -43,16 +46,22 @@ __all__ = [
     "MaxPool2d",
     "ModelFileError",
     "Module",
+    "MultiheadAttention",
+    "PositionalEmbedding",
     "RNNCell",
     "ReLU",
     "SequenceClassifier",
     "Sequential",
     "Sigmoid",
     "Tanh",
+    "TransformerEncoderLayer",
+    "VisionTransformer",
+    "causal_mask",
     "cross_entropy",
     "he_normal",
     "mse_loss",
     "read_header",
+    "scaled_dot_product_attention",
     "small_normal",
     "xavier_uniform",
 ]

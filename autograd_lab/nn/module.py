@@ -52,12 +52,12 @@ class Module:
         """Compute the output from ``x``. Subclasses implement this."""
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
-    def __call__(self, x: Variable) -> Variable:
-        """Run :meth:`forward`; in evaluation mode, inside ``eval_mode()``."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run :meth:`forward` with the same arguments; in evaluation mode, inside ``eval_mode()``."""
         if self.training:
-            return self.forward(x)
+            return self.forward(*args, **kwargs)
         with eval_mode():
-            return self.forward(x)
+            return self.forward(*args, **kwargs)
 
     # -- structure -------------------------------------------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, Module]]:

@@ -8,7 +8,19 @@ from autograd_lab.ops._broadcast import sum_to_shape as sum_to_shape
 from autograd_lab.ops.arithmetic import AddOp, DivOp, MulOp, NegOp, PowOp, SubOp
 from autograd_lab.ops.conv import Conv2DOp
 from autograd_lab.ops.dropout import DropoutOp
-from autograd_lab.ops.elementwise import AbsOp, ClipOp, ExpOp, LeakyReLUOp, LogOp, ReLUOp, SigmoidOp, SqrtOp, TanhOp
+from autograd_lab.ops.elementwise import (
+    AbsOp,
+    ClipOp,
+    ExpOp,
+    GELUOp,
+    LeakyReLUOp,
+    LogOp,
+    ReLUOp,
+    SigmoidOp,
+    SqrtOp,
+    TanhOp,
+)
+from autograd_lab.ops.embedding import EmbeddingOp
 from autograd_lab.ops.gates import LSTMCellStateOp, LSTMGatesOp, LSTMHiddenOp
 from autograd_lab.ops.indexing import ConcatenateOp, IndexOp, SelectOp, SliceOp, StackOp
 from autograd_lab.ops.linalg import MatMulOp
@@ -32,7 +44,9 @@ __all__ = [
     "Conv2DOp",
     "DivOp",
     "DropoutOp",
+    "EmbeddingOp",
     "ExpOp",
+    "GELUOp",
     "IndexOp",
     "LSTMCellStateOp",
     "LSTMGatesOp",

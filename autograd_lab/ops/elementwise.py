@@ -12,6 +12,8 @@ gives a NaN output; its gradient is what PyTorch's rule gives (ReLU passes it on
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from autograd_lab.operator import Operator
@@ -187,3 +189,53 @@ class ClipOp(Operator):
         if self.high is not None:
             inside &= x <= self.high
         return [gy * inside]
+
+
+class GELUOp(Operator):
+    """Gaussian error linear unit, ``y = x·Φ(x)`` with Φ the standard normal CDF (Hendrycks & Gimpel, "Gaussian Error
+    Linear Units (GELUs)", arXiv:1606.08415, 2016). Output has x's shape and dtype.
+
+    Two forms, as PyTorch's ``nn.GELU(approximate=...)``:
+
+    - ``approximate="none"`` (exact): Φ(x) = ½(1 + erf(x/√2)).  dy/dx = Φ(x) + x·φ(x), φ(x) = exp(-x²/2)/√(2π).
+      NumPy has no vectorised erf, so this form calls ``math.erf`` per element: exact, but about 50 ns an element.
+    - ``approximate="tanh"``: Φ(x) ≈ ½(1 + t), t = tanh(u), u = √(2/π)(x + 0.044715x³) (the paper's eq. 2).
+      dy/dx = ½(1 + t) + ½x(1 - t²)·√(2/π)(1 + 3·0.044715x²). Differs from the exact form by < 5e-4 everywhere;
+      the transformer of :mod:`autograd_lab.nn.transformer` uses it for speed.
+
+    Raises:
+        ValueError: for another ``approximate``.
+    """
+
+    saved = ("_cdf", "_tanh")
+
+    _cdf: np.ndarray  # Φ(x), or its approximation
+    _tanh: np.ndarray  # t = tanh(u) of the tanh form (1 - t² from Φ would lose digits where Φ is tiny)
+
+    def __init__(self, approximate: str = "none") -> None:
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELUOp: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        if self.approximate == "tanh":
+            k = x.dtype.type(np.sqrt(2 / np.pi))
+            self._tanh = np.tanh(k * (x + x.dtype.type(0.044715) * x * x * x))
+            self._cdf = 0.5 * (1 + self._tanh)
+        else:
+            erf = np.frompyfunc(math.erf, 1, 1)
+            # frompyfunc returns a Python float, not an array, for a 0-d input: np.asarray takes both
+            erf_values = np.asarray(erf(x.astype(np.float64) / math.sqrt(2)), dtype=np.float64)
+            self._cdf = (0.5 * (1 + erf_values)).astype(x.dtype)
+        return x * self._cdf
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        (x,) = self.inputs
+        cdf = self._cdf
+        if self.approximate == "tanh":
+            k = x.dtype.type(np.sqrt(2 / np.pi))
+            c = x.dtype.type(0.044715)
+            t = self._tanh
+            return [gy * (cdf + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x))]
+        pdf = np.exp(-0.5 * x * x) * x.dtype.type(1 / math.sqrt(2 * math.pi))
+        return [gy * (cdf + x * pdf)]

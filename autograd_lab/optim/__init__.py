@@ -1,5 +1,5 @@
 """Optimizers that update Parameters in place: SGD (momentum, Nesterov, weight decay, per-parameter clipping), Adam,
-and clipping by the global gradient norm.
+AdamW (decoupled weight decay), and clipping by the global gradient norm.
 
 Example::
 
@@ -8,8 +8,9 @@ Example::
 """
 
 from autograd_lab.optim.adam import Adam
+from autograd_lab.optim.adamw import AdamW
 from autograd_lab.optim.clip import clip_grad_norm, clip_norm_
 from autograd_lab.optim.optimizer import Optimizer
 from autograd_lab.optim.sgd import SGD
 
-__all__ = ["SGD", "Adam", "Optimizer", "clip_grad_norm", "clip_norm_"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm", "clip_norm_"]

@@ -30,30 +30,38 @@ class Adam(Optimizer):
         TypeError: for non-Parameters. ValueError: for out-of-range hyper-parameters.
     """
 
+    #: Weight decay enters the gradient (L2). AdamW sets False: its decay acts on the parameter directly.
+    coupled_decay = True
+
     def __init__(self, params: Iterable[Parameter], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
         super().__init__(params, lr)
-        beta1 = check_hyper("beta1", betas[0], 0.0, 1.0, "Adam")
-        self.betas = (beta1, check_hyper("beta2", betas[1], 0.0, 1.0, "Adam"))
-        self.eps = check_hyper("eps", eps, where="Adam")
+        where = type(self).__name__
+        beta1 = check_hyper("beta1", betas[0], 0.0, 1.0, where)
+        self.betas = (beta1, check_hyper("beta2", betas[1], 0.0, 1.0, where))
+        self.eps = check_hyper("eps", eps, where=where)
         if self.eps <= 0:
-            raise ValueError(f"Adam: eps must be positive, got {eps!r}")
-        self.weight_decay = check_hyper("weight_decay", weight_decay, where="Adam")
+            raise ValueError(f"{where}: eps must be positive, got {eps!r}")
+        self.weight_decay = check_hyper("weight_decay", weight_decay, where=where)
         # Moments and work arrays, allocated once; steps are counted per parameter (a parameter may miss a step).
         self._m = [np.zeros_like(p.data) for p in self.params]
         self._v = [np.zeros_like(p.data) for p in self.params]
         self._work = [np.empty_like(p.data) for p in self.params]
-        self._decayed = [np.empty_like(p.data) for p in self.params] if self.weight_decay else []
+        self._decayed = [np.empty_like(p.data) for p in self.params] if self.weight_decay and self.coupled_decay else []
         self._t = [0] * len(self.params)
 
     def _update(self, i: int, p: Parameter, grad: np.ndarray) -> None:
-        beta1, beta2 = self.betas
-        m, v, work = self._m[i], self._v[i], self._work[i]
         g = grad
         if self.weight_decay:
             g = self._decayed[i]
             np.multiply(p.data, self.weight_decay, out=g)
             g += grad
+        self._moment_step(i, p, g)
+
+    def _moment_step(self, i: int, p: Parameter, g: np.ndarray) -> None:
+        """Adam's update of parameter ``i`` from gradient ``g`` (the rule above without the weight-decay line)."""
+        beta1, beta2 = self.betas
+        m, v, work = self._m[i], self._v[i], self._work[i]
         self._t[i] += 1
         t = self._t[i]
         m *= beta1

@@ -28,20 +28,21 @@ from autograd_lab.data import Dataset, load_dataset
 from autograd_lab.modes import detect_anomaly
 from autograd_lab.nn.activation import ACTIVATIONS
 from autograd_lab.nn.module import Module
-from autograd_lab.optim import SGD, Adam
+from autograd_lab.optim import SGD, Adam, AdamW
 from autograd_lab.optim.optimizer import Optimizer
 from autograd_lab.training.evaluate import evaluate, predict
 from autograd_lab.training.loop import ENGINES, History, fit, seeded_generators
 from autograd_lab.training.models import MODELS, build_model, model_defaults
-from autograd_lab.training.schedule import SCHEDULES, CosineSchedule
+from autograd_lab.training.schedule import SCHEDULES, CosineSchedule, OneCycleSchedule
 
 Log = Callable[[str], None]
-OPTIMIZERS = ("sgd", "adam")
+OPTIMIZERS = ("sgd", "adam", "adamw")
 #: The TrainConfig fields whose default depends on the model: left at None, they take the chosen model's default
-#: (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts and a constant rate for the
-#: MLP, Adam lr 3e-3 without augmentation for the recurrent models, a cosine schedule for the CNN).
+#: (:func:`autograd_lab.training.models.model_defaults`: SGD lr 0.05 with 2-pixel shifts and a constant rate for
+#: 20 epochs for the MLP, Adam lr 3e-3 without augmentation for the recurrent models, a cosine schedule for the CNN,
+#: AdamW on a one-cycle schedule for the transformer).
 #: :meth:`TrainConfig.resolved` fills them in; run_training saves the filled-in config in metrics.json.
-MODEL_SETTINGS = ("optimizer", "lr", "augment_shift", "lr_schedule")
+MODEL_SETTINGS = ("optimizer", "lr", "augment_shift", "lr_schedule", "epochs", "weight_decay")
 
 
 @dataclass
@@ -60,7 +61,7 @@ class TrainConfig:
     model: str = "mlp"
     data_dir: str | None = None
     download: bool | None = None
-    epochs: int = 20
+    epochs: int | None = None
     batch_size: int = 64
     lr: float | None = None
     lr_schedule: str | None = None
@@ -73,7 +74,7 @@ class TrainConfig:
     batch_norm: bool = True
     optimizer: str | None = None
     momentum: float = 0.9
-    weight_decay: float = 0.0
+    weight_decay: float | None = None
     clip_norm: float | None = None
     augment_shift: int | None = None
     val_fraction: float = 0.05
@@ -110,7 +111,7 @@ class TrainConfig:
                 fail(name, "a number in [0, 1)")
         if self.lr is not None and not 0 < self.lr < math.inf:
             fail("lr", "a number in (0, inf)")
-        if not 0 <= self.weight_decay < math.inf:
+        if self.weight_decay is not None and not 0 <= self.weight_decay < math.inf:
             fail("weight_decay", "a number in [0, inf)")
         if self.clip_norm is not None and not 0 < self.clip_norm < math.inf:
             fail("clip_norm", "None or a number in (0, inf)")
@@ -126,8 +127,9 @@ class TrainConfig:
             fail("activation", f"one of {sorted(ACTIVATIONS)}")
 
     def resolved(self) -> TrainConfig:
-        """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift, lr_schedule)
-        replaced by the model's default (``model_defaults``); a value given is kept whatever the model.
+        """A copy with every setting of MODEL_SETTINGS left at None (optimizer, lr, augment_shift, lr_schedule,
+        epochs, weight_decay) replaced by the model's default (``model_defaults``); a value given is kept whatever the
+        model.
 
         Raises:
             ValueError: for an unknown model name.
@@ -156,11 +158,13 @@ def make_optimizer(config: TrainConfig, model: Module) -> Optimizer:
         ValueError: for an unknown optimizer name.
     """
     config = config.resolved()
-    assert config.lr is not None  # resolved() filled it in
+    assert config.lr is not None and config.weight_decay is not None  # resolved() filled them in
     if config.optimizer == "sgd":
         return SGD(model.parameters(), lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay)
     if config.optimizer == "adam":
         return Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    if config.optimizer == "adamw":
+        return AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     raise ValueError(f"unknown optimizer {config.optimizer!r}; choose one of {OPTIMIZERS}")
 
 
@@ -194,6 +198,7 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     """
     config.check()
     config = config.resolved()
+    assert config.epochs is not None  # resolved() filled it in
     started = time.perf_counter()
     data = load_dataset(config.dataset, config.data_dir, download=config.download, progressbar=config.progress,
                         log=log)
@@ -204,13 +209,16 @@ def run_training(config: TrainConfig, log: Log = print) -> TrainResult:
     model = build_model(config, x_train.shape[1], n_classes, init_rng)
     optimizer = make_optimizer(config, model)
     log(f"model: {config.model} {model.config()}, {model.num_parameters():,} parameters; optimizer "
-        f"{config.optimizer} lr {config.lr}; {len(x_train)} training / {len(x_val)} validation images")
+        f"{config.optimizer} lr {config.lr} ({config.lr_schedule}), weight decay {config.weight_decay}, "
+        f"{config.epochs} epochs; {len(x_train)} training / {len(x_val)} validation images")
     train_start = time.perf_counter()
     kwargs: dict[str, Any] = dict(epochs=config.epochs, batch_size=config.batch_size, rng=order_rng, x_val=x_val,
                                   y_val=y_val, clip_norm=config.clip_norm, augment_shift=config.augment_shift,
                                   progress=config.progress, log=log, engine=config.engine)
-    if config.lr_schedule == "cosine":
-        kwargs["callback"] = CosineSchedule(optimizer, -(-len(x_train) // config.batch_size), config.epochs)
+    schedules = {"cosine": CosineSchedule, "onecycle": OneCycleSchedule}
+    if config.lr_schedule in schedules:
+        kwargs["callback"] = schedules[config.lr_schedule](optimizer, -(-len(x_train) // config.batch_size),
+                                                           config.epochs)
     if config.detect_anomaly:
         with detect_anomaly():
             history = fit(model, optimizer, x_train, y_train, **kwargs)

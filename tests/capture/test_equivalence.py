@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from autograd_lab.data import load_bundled_mnist
-from autograd_lab.nn import CNN, MLP, SequenceClassifier
+from autograd_lab.nn import CNN, MLP, SequenceClassifier, VisionTransformer
 from autograd_lab.nn.module import Module
 from autograd_lab.optim import SGD, Adam
 from autograd_lab.training.loop import fit, seeded_generators, train_epoch, training_step
@@ -22,6 +22,7 @@ MODELS: dict[str, Callable[[np.random.Generator], Module]] = {
     "mlp-dropout-layernorm": lambda rng: MLP([784, 32, 16, 10], dropout=0.2, layer_norm=True, rng=rng),
     "mlp-plain": lambda rng: MLP([784, 24, 10], rng=rng),
     "cnn-batchnorm-dropout": lambda rng: CNN(channels=(4, 8), dropout=0.2, rng=rng),
+    "vit-dropout": lambda rng: VisionTransformer(dim=16, depth=2, heads=2, mlp_dim=32, dropout=0.1, rng=rng),
 }
 
 RECURRENT: dict[str, Callable[[np.random.Generator], Module]] = {

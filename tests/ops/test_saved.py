@@ -35,6 +35,9 @@ Case = tuple[Callable[[], Operator], Callable[[], list[np.ndarray]], bool]
 CASES: dict[str, Case] = {
     "AddOp": (O.AddOp, lambda: [r(2, 3), r(3)], True),
     "AbsOp": (O.AbsOp, lambda: [r(2, 3) - 1], True),
+    "GELUOp": (O.GELUOp, lambda: [r(2, 3) - 1], True),
+    "GELUOp, tanh form": (lambda: O.GELUOp("tanh"), lambda: [r(2, 3) - 1], True),
+    "EmbeddingOp": (O.EmbeddingOp, lambda: [r(5, 3), np.array([[0.0, 4.0], [4.0, 1.0]])], True),
     "ClipOp": (lambda: O.ClipOp(0.8, 1.2), lambda: [r(2, 3)], True),
     "ConcatenateOp": (lambda: O.ConcatenateOp(axis=1), lambda: [r(2, 3), r(2, 2)], True),
     "IndexOp": (lambda: O.IndexOp((slice(None, None, 2), None, ...)), lambda: [r(4, 3)], True),
