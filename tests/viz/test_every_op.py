@@ -23,6 +23,7 @@ RECIPES = {
     "PowOp": lambda v: ops.PowOp()(v("x", X), v("p", np.full((2, 3), 2.0))),
     "MatMulOp": lambda v: ops.MatMulOp(transpose_b=True)(v("x", X), v("y", Y)),
     "LeakyReLUOp": lambda v: ops.LeakyReLUOp(0.1)(v("x", X)),
+    "EmbeddingOp": lambda v: ops.EmbeddingOp()(v("weight", X), v("ids", np.array([[1.0, 0.0, 1.0]]))),
     "SumOp": lambda v: ops.SumOp(axis=1, keepdims=True)(v("x", X)),
     "MeanOp": lambda v: ops.MeanOp(axis=0)(v("x", X)),
     "MaxOp": lambda v: ops.MaxOp(axis=1)(v("x", X)),
