@@ -98,3 +98,12 @@ def test_the_copy_lacks_the_reference_text_and_the_rest_of_the_library_works(tmp
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(copy.parent), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
     assert out == ["[1.0, 1.0]", stubs.message("autograd_lab.ops.AddOp"), stubs.message("autograd_lab.Engine.backward")]
+
+
+def test_a_function_named_twice_is_stubbed_once():
+    """Chapter 07 names ``predict`` by its package and its module path: one definition, one stub (two overlapping
+    edits once made the module unparseable)."""
+    text = 'def predict(x):\n    """Doc."""\n    return x + 1\n'
+    out = stubs.stub_source(text, [(["predict"], "a.predict"), (["predict"], "a.b.predict")])
+    ast.parse(out)
+    assert out.count("raise NotImplementedError") == 1 and "return x + 1" not in out

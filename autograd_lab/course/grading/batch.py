@@ -94,7 +94,7 @@ def _clean(outputs: Any) -> list[dict[str, Any]]:
 
 
 def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.Secret, package: Path,
-            judge: Judge) -> Outcome:
+            judge: Judge, feedback_package: Path | None = None) -> Outcome:
     """Run one assembled job in its sandbox, have ``judge`` decide, and turn both into verdicts and messages.
 
     Raises:
@@ -104,7 +104,7 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.
     tags = job.tags
     test_seeds = seeds.submission_seeds(secret, job.assignment, student, job.answers, tags)
     run = sandbox.run_job(job.public_cells(), {"seeds": test_seeds, "tests": job.secret_tests()}, package, limits,
-                          unsafe=unsafe)
+                          unsafe=unsafe, feedback_package=feedback_package)
     outcome.seconds, outcome.cpu_seconds = run.seconds, run.cpu_seconds
     verdicts = judge.decide(test_seeds, {tag: run.results.get(tag) for tag in tags})
     messages = outcome.messages
@@ -164,6 +164,7 @@ def grade_batch(
     source = course_dir / "source" / assignment / f"{assignment}.ipynb"
     secret = seeds.read_secret(course_dir)
     package = stubs.stubbed_package(assemble.replaced_names(source), course_dir / ".autograd-lab")
+    whole = stubs.stubbed_package([], course_dir / ".autograd-lab")  # what the learner's Jupyter has: feedback
     cells = assemble.judge_cells(source)
     workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
     judges: queue.Queue[Judge] = queue.Queue()
@@ -174,7 +175,7 @@ def grade_batch(
             return Outcome(student, job, messages=list(messages))
         judge = judges.get()
         try:
-            outcome = run_one(job, student, limits, unsafe, secret, package, judge)
+            outcome = run_one(job, student, limits, unsafe, secret, package, judge, feedback_package=whole)
         except Exception as exc:  # the grader's or the reference's fault: reported loudly, nothing recorded
             return Outcome(student, job, grader_error=f"{type(exc).__name__}: {exc}",
                            messages=[*messages, f"GRADER ERROR, not graded ({type(exc).__name__}: {exc}); fix the "

@@ -249,10 +249,15 @@ def main() -> None:
     stdin = os.dup(0)
     null_in = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_in, 0)  # the feedback child inherits no way to read the secret part
-    timed_out = _public(cells, limits, report, stdin)
+    if public.get("feedback", True):
+        timed_out = _public(cells, limits, report, stdin)
+    else:  # the feedback ran in a sandbox of its own, with the whole library (sandbox.run_job)
+        timed_out = set()
+        report.send({"event": "public_done", "truncated": False})
     secret = read_frame(stdin)
     os.close(stdin)
-    _secret(cells, secret, limits, report, timed_out)
+    if secret["tests"]:
+        _secret(cells, secret, limits, report, timed_out)
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     report.send({"event": "done", "cpu_seconds": round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
                                                         3)})

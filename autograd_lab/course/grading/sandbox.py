@@ -211,14 +211,33 @@ def _unsafe_env(package: Path) -> dict[str, str]:
 
 
 def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, *,
-            unsafe: bool = False, nice: int = 10) -> RunResult:
+            unsafe: bool = False, nice: int = 10, feedback_package: Path | None = None) -> RunResult:
     """Run one submission: send ``public`` (the cells, :meth:`Job.public_cells`), collect the feedback outputs, then
     send ``secret`` (``{"seeds", "tests"}``) and collect each test's bytes. Never raises for anything the
     submission does.
 
-    The whole sandbox is killed (its process group) at ``limits.notebook_seconds``; what was received before that is
+    With ``feedback_package`` (an unstubbed copy of the library), the feedback run happens in a sandbox of its own
+    that gets that copy and no secret part, as the learner's Jupyter has the whole library: demo cells and visible
+    tests that use a library part the chapter's answers re-implement then run as they do for the learner. The graded
+    run gets ``package`` (the stubbed copy) and skips the feedback run. ``package`` alone: both in one sandbox.
+
+    Each sandbox is killed (its process group) at ``limits.notebook_seconds``; what was received before that is
     kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
     """
+    if feedback_package is None:
+        return _run(public, secret, package, limits, unsafe, nice, feedback=True)
+    shown = _run(public, {"seeds": {}, "tests": []}, feedback_package, limits, unsafe, nice, feedback=True)
+    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False)
+    graded.outputs, graded.truncated, graded.public_done = shown.outputs, shown.truncated, shown.public_done
+    graded.seconds += shown.seconds
+    graded.cpu_seconds += shown.cpu_seconds
+    graded.killed_at_limit = graded.killed_at_limit or shown.killed_at_limit
+    return graded
+
+
+def _run(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, unsafe: bool,
+         nice: int, feedback: bool) -> RunResult:
+    """One sandbox run of the exercise process (see :func:`run_job`)."""
     # In the sandbox RLIMIT_NPROC counts the processes of its own user namespace; unsafe, all of the uid's.
     lims = {**limits.as_dict(), "nproc_base": launch.uid_processes() if unsafe else 0}
     env = _unsafe_env(package) if unsafe else {}
@@ -239,7 +258,7 @@ def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path,
     timer.start()
     tags = {str(t["grade_id"]) for t in secret["tests"]}
     try:
-        _send(proc, frame({"limits": lims, "cells": public}))
+        _send(proc, frame({"limits": lims, "cells": public, "feedback": feedback}))
         budget = int(limits.output_kb) * 1024 * 2 + 4 * MIB  # JSON overhead of the harness's own clipped output
         budget += len(tags) * (exchange.MAX_BYTES * 4 // 3 + 1024)
         received = 0

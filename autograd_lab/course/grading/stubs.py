@@ -106,7 +106,7 @@ def stub_source(text: str, targets: list[tuple[list[str], str]]) -> str:
     def offset(lineno: int, col: int) -> int:  # ast columns are UTF-8 byte offsets
         return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode(errors="replace"))
 
-    edits: list[tuple[int, int, str]] = []
+    edits: dict[tuple[int, int], str] = {}  # by span: one function named twice (a re-export) is stubbed once
     for qualname, name in targets:
         for func, body in _spans(_find(tree, qualname, name), name):
             raise_line = f"raise NotImplementedError({message(name)!r})"
@@ -114,13 +114,13 @@ def stub_source(text: str, targets: list[tuple[list[str], str]]) -> str:
                 first, last = body[0], body[-1]
                 start, end = offset(first.lineno, first.col_offset), offset(last.end_lineno or last.lineno,
                                                                              last.end_col_offset or 0)
-                edits.append((start, end, raise_line))
+                edits.setdefault((start, end), raise_line)
             else:  # only a docstring: the raise goes after it
                 doc = func.body[0]  # type: ignore[attr-defined]
                 end = offset(doc.end_lineno, doc.end_col_offset)
-                edits.append((end, end, "\n" + " " * doc.col_offset + raise_line))
+                edits.setdefault((end, end), "\n" + " " * doc.col_offset + raise_line)
     out = text
-    for start, end, new in sorted(set(edits), reverse=True):
+    for (start, end), new in sorted(edits.items(), reverse=True):
         out = out[:start] + new + out[end:]
     ast.parse(out)  # a stubbed module must still be Python
     return out
