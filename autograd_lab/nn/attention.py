@@ -128,7 +128,9 @@ class MultiheadAttention(Module):
         n, t, _ = x.shape
         return TransposeOp((0, 2, 1, 3))(ReshapeOp((n, t, self.num_heads, self.head_dim))(x))
 
-    def forward(self, query: Variable, key: Variable | None = None, value: Variable | None = None,
+    # PyTorch's arguments, not Module's one input x:
+    def forward(self, query: Variable, key: Variable | None = None,  # type: ignore[override]
+                value: Variable | None = None,
                 key_padding_mask: np.ndarray | None = None, need_weights: bool = True,
                 attn_mask: np.ndarray | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Variable, np.ndarray | None]:

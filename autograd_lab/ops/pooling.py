@@ -17,6 +17,8 @@ at least one input.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from autograd_lab.operator import Operator
@@ -42,7 +44,7 @@ class _Pool2D(Operator):
     ``stride``, ``padding``, ``dilation`` (each (rows, columns)) and ``ceil_mode``.
     """
 
-    saved = ("_slices", "_crop", "_padded_hw", "_real")
+    saved: ClassVar[tuple[str, ...]] = ("_slices", "_crop", "_padded_hw", "_real")
 
     _slices: list[tuple[slice, slice]]
     _real: list[np.ndarray] | None

@@ -110,7 +110,10 @@ class CellRunner:
         error = None
         try:
             tree = ast.parse(source, filename)
-            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            tail = tree.body[-1] if tree.body else None
+            last = tail if isinstance(tail, ast.Expr) else None
+            if last is not None:
+                tree.body.pop()
             exec(compile(tree, filename, "exec"), self.ns)
             if last is not None:
                 value = eval(compile(ast.Expression(last.value), filename, "eval"), self.ns)

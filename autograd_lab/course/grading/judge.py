@@ -157,7 +157,7 @@ def main() -> None:
         except ValueError:
             break
         verdicts: dict[str, Any] = {}
-        error = None
+        failure: str | None = None
         for tag, (req_w, ans_r) in snapshots.items():
             write_all(req_w, frame({"seed": request["seeds"].get(tag, 0), "data": request["results"].get(tag)}))
             line = read_until(ans_r, time.monotonic() + 2 * seconds + 5, lambda c, n: c[-1].endswith(b"\n"))
@@ -166,11 +166,11 @@ def main() -> None:
             except ValueError:
                 outcome = {"error": f"{tag}: the judge's worker ended without a verdict"}
             if "error" in outcome:
-                error = str(outcome["error"])
+                failure = str(outcome["error"])
                 break
             passed, message = outcome["verdict"]
             verdicts[tag] = {"passed": passed is True, "message": str(message)}
-        reply = {"error": error} if error else {"verdicts": verdicts}
+        reply = {"error": failure} if failure else {"verdicts": verdicts}
         write_all(channel, (json.dumps(reply) + "\n").encode())
 
 

@@ -88,7 +88,9 @@ def read(source: str, grade_id: str, where: str) -> TestCell:
                    f"the checks.hidden_test call")
     if len(calls) != 1:
         raise fail(f"the hidden part must call checks.hidden_test exactly once, not {len(calls)} times")
-    call = calls[0].value
+    first = calls[0]
+    assert isinstance(first, ast.Expr)
+    call = first.value
     assert isinstance(call, ast.Call)
     if not (len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and call.args[0].value == grade_id):
         raise fail(f"checks.hidden_test's first argument must be the string {grade_id!r} (the cell's grade_id)")
@@ -123,7 +125,8 @@ def _without_judge(hidden: str, tree: ast.Module, judge: ast.expr | None) -> str
             for i in range(first - 1, node.end_lineno or node.lineno):
                 lines[i] = "\n"
     text = "".join(lines)
-    call = next(node.value for node in ast.parse(text).body if _is_hidden_test_call(node))
+    call = next(node.value for node in ast.parse(text).body
+                if _is_hidden_test_call(node) and isinstance(node, ast.Expr))
     assert isinstance(call, ast.Call)
     call.keywords = [kw for kw in call.keywords if kw.arg != "judge"]
     out = text.splitlines(True)
