@@ -39,7 +39,7 @@ def test_every_persona_scores_full_marks_in_every_chapter(tmp_path: Path) -> Non
         release = nbformat.read(course / "release" / ch / f"{ch}.ipynb", as_version=4)
         source = nbformat.read(course / "source" / ch / f"{ch}.ipynb", as_version=4)
         for persona in PERSONAS:
-            path = subs / persona.name / ch / f"{ch}.ipynb"
+            path = subs / "students" / persona.name / ch / f"{ch}.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(submission(release, source, persona), path)
     instructor.collect(course, subs)
