@@ -55,6 +55,8 @@ NOT_PLAIN = "The hidden test's results could not be read as plain data."
 WRONG_FORM = "The hidden test's results do not have the expected form"
 FAILED = "The hidden test found"
 UNCHECKABLE = "The hidden test's judge could not check your results."
+STUB_CALLED = ("The hidden test stopped in a library part that this chapter asks you to write: while grading it is a "
+               "stub that raises \"write it yourself\". Use your own version instead of the library's.")
 
 
 def grading_seed(tag: str) -> int:
@@ -114,7 +116,7 @@ def _kind(v: Any) -> str:
     import numpy as np
 
     if isinstance(v, np.ndarray):
-        return f"an array of shape {v.shape} and dtype {v.dtype}"
+        return f"an array of dtype {v.dtype}"  # never its shape: hidden inputs decide it
     if isinstance(v, np.generic):
         return f"a NumPy {v.dtype} scalar"
     return {type(None): "None", bool: "a bool", int: "an int", float: "a float", str: "a str", list: "a list",
@@ -322,6 +324,6 @@ def resolve(dotted: str) -> Any:
     raise LookupError(f"replaces={dotted!r}: no such module, class or function")
 
 
-__all__ = ["FAILED", "NOT_PLAIN", "NO_RESULT", "UNCHECKABLE", "WRONG_FORM", "GraderError", "HiddenTest",
+__all__ = ["FAILED", "NOT_PLAIN", "NO_RESULT", "STUB_CALLED", "UNCHECKABLE", "WRONG_FORM", "GraderError", "HiddenTest",
            "HiddenTestFailed", "compare", "expect", "expect_close", "form_difference", "grading_rng", "grading_seed",
            "hidden_test", "resolve", "set_mode"]

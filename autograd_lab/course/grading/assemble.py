@@ -75,10 +75,12 @@ class Job:
         return [c.grade_id or "" for c in self.cells if c.graded]
 
     def public_cells(self) -> list[dict[str, Any]]:
-        """The sandbox's public part: every code cell as the learner sees it (test cells: the visible part)."""
+        """The sandbox's public part: every code cell as the learner sees it (test cells: the visible part), except
+        the instructor's demo cells. Tests may not use names a demo cell binds (CONVENTIONS.md), and a demo (a training
+        run, a drawing) says nothing about the submission while it can cost tens of seconds per student."""
         return [{"index": c.index, "kind": c.kind, "grade_id": c.grade_id,
                  "source": c.test.visible if c.test is not None else
-                 (testcell.split(c.source)[0] if c.kind == TEST else c.source)} for c in self.cells]
+                 (testcell.split(c.source)[0] if c.kind == TEST else c.source)} for c in self.cells if c.kind != DEMO]
 
     def secret_tests(self) -> list[dict[str, Any]]:
         """The sandbox's secret part: each graded test's hidden part without its judge."""

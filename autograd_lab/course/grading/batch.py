@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograd_lab.course import checks
 from autograd_lab.course.grading import assemble, record, sandbox, seeds, stubs
 from autograd_lab.course.grading.assemble import ANSWER, Job
 from autograd_lab.course.grading.judge import Judge
@@ -125,7 +126,8 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.
             ename = str(error.get("ename", ""))
             why = "its visible tests failed: " + explain(ename, str(error.get("evalue", "")), limits)
         elif not verdicts[tag].passed:
-            ename, why = "HiddenTestFailed", verdicts[tag].message
+            stub = tag in run.stubbed and verdicts[tag].message == checks.NO_RESULT
+            ename, why = "HiddenTestFailed", checks.STUB_CALLED if stub else verdicts[tag].message
         else:
             ename, why = "", ""
         outcome.passed[tag] = not why

@@ -38,7 +38,7 @@ class Limits:
     notebook_seconds: float = 600.0
     cpu_seconds: int = 300
     memory_mb: int = 3072
-    processes: int = 16
+    processes: int = 64  # threads count too (RLIMIT_NPROC, the pids cgroup): a default thread pool must fit
     file_mb: int = 16
     scratch_mb: int = 64
     output_kb: int = 2048

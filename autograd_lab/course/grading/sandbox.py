@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import glob
 import json
 import os
 import shutil
@@ -31,6 +32,7 @@ import signal
 import site
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,7 +47,7 @@ PACKAGE_MOUNT = "/opt/autograd-lab"
 SANDBOX_UID = 65534  # nobody
 #: Top-level names hidden in every site-packages folder: other autodiff libraries, and installed autograd_lab copies.
 MASKED = ("torch", "functorch", "torchgen", "jax", "jaxlib", "autograd", "tensorflow", "mxnet", "tinygrad",
-          "micrograd", "autograd_lab")
+          "micrograd", "sympy", "autograd_lab")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -60,6 +62,8 @@ class RunResult:
         outputs: cell index -> ``{"outputs": [...], "error": {...} | None}`` from the feedback run (public part).
         public_done: the public part's report ended normally (the secret part was then sent).
         results: graded test grade_id -> the bytes its exercise sent, or None (nothing came back).
+        stubbed: grade_ids whose hidden part stopped in one of the chapter's stubs (as the exercise process says:
+            it only chooses the message of a test that already failed).
         finished: the harness reported ``done``.
         killed_at_limit: the grader killed the sandbox at the notebook limit.
         truncated: the feedback outputs passed the output budget.
@@ -68,6 +72,7 @@ class RunResult:
     outputs: dict[int, dict[str, Any]] = field(default_factory=dict)
     public_done: bool = False
     results: dict[str, bytes | None] = field(default_factory=dict)
+    stubbed: set[str] = field(default_factory=set)
     finished: bool = False
     killed_at_limit: bool = False
     truncated: bool = False
@@ -102,7 +107,16 @@ def sandbox_problem() -> str | None:
 
 
 def _site_dirs() -> list[Path]:
-    dirs = {Path(_real(p)) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    """Every package folder the sandbox mounts: the virtualenv's, the base interpreter's (a virtualenv lists only its
+    own in ``site.getsitepackages``), the user's, and the system's under /usr."""
+    paths = [*site.getsitepackages(), site.getusersitepackages()]
+    for scheme_vars in ({"base": sys.base_prefix, "platbase": sys.base_prefix}, {}):
+        paths += [sysconfig.get_paths(vars=scheme_vars or None)[key] for key in ("purelib", "platlib")]
+    for pattern in ("/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
+                    "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+                    "/usr/lib/python3/dist-packages"):
+        paths += glob.glob(pattern)
+    dirs = {Path(_real(p)) for p in paths}
     return sorted(d for d in dirs if d.is_dir())
 
 
@@ -319,6 +333,8 @@ def _take(record: dict[str, Any], result: RunResult, tags: set[str]) -> None:
         if tag not in tags or tag in result.results:
             return
         data = record.get("data")
+        if record.get("stub") is True:
+            result.stubbed.add(str(tag))
         try:
             result.results[tag] = None if data is None else base64.b64decode(str(data), validate=True)
         except (binascii.Error, ValueError):

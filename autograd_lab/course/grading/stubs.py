@@ -33,9 +33,13 @@ class StubError(ValueError):
     """A ``replaces=`` name cannot be stubbed (unknown, outside autograd_lab, or not a function, method or class)."""
 
 
+#: The end of every stub's message: the exercise process looks for it to tell "stopped in a stub" apart.
+MARK = "is one of this chapter's exercises: write it yourself"
+
+
 def message(name: str) -> str:
     """The text every stub raises with (``name`` as written in ``replaces=``)."""
-    return f"{name} is one of this chapter's exercises: write it yourself"
+    return f"{name} {MARK}"
 
 
 def _package_files() -> list[Path]:

@@ -59,5 +59,6 @@ def test_rewriting_the_tests_spy_loses_the_points(reports: dict, name: str) -> N
     report, full = reports[name], reports["full"]
     message = "; ".join(report.messages)
     assert report.score < full.max_score, f"{name}: {report}"
-    assert re.search(r"evaluate_test \(\d+ points?\) failed: GraderRefused: the grader refuses changing `modes` "
-                     r"of a SpyModel", message), f"{name}: {message}"
+    # The spy's record is data the answer may rewrite; the hidden part's loss and accuracy, computed with dropout
+    # on and a graph built, differ from the solution's.
+    assert re.search(r"evaluate_test \(\d+ points?\) failed: ", message), f"{name}: {message}"
