@@ -21,6 +21,11 @@ open and passes once it is closed:
 * ``taps_im2col`` (chapter 09): ``autograd_lab.ops.conv.im2col`` is stubbed, but its private helper
   ``autograd_lab.ops.conv._taps`` (the row and column slices of every kernel tap, i.e. the whole content of the
   exercise) is not: an ``im2col`` that loops over ``_taps(...)`` gets full marks.
+* ``fused_lstm`` (chapter 10): ``nn.recurrent.lstm_cell`` and ``lstm_step`` are stubbed, but the library's fused
+  LSTM operators (``autograd_lab.ops.gates.LSTMGatesOp``, ``LSTMCellStateOp``, ``LSTMHiddenOp``: every gate
+  activation, both state equations and their backward) are not: two matmuls, two adds and those three ops give full
+  marks for ``lstm_cell`` (forward and backward tests) and for ``hidden_gradient_norms``, which uses it.
+  (``LSTMGatesOp`` also holds a sigmoid and a tanh with their derivatives, exercises of chapters 04 and 06.)
 * the sandbox mounts the base interpreter (``sys.base_prefix``) and ``/usr`` read-only, but hides autodiff
   libraries only in the virtualenv's site-packages (``sandbox._site_dirs`` lists ``site.getsitepackages()``, which
   inside a virtualenv is the virtualenv's folder only). ``sys.path.append(<base site-packages>)`` or
@@ -185,3 +190,35 @@ def test_every_package_folder_mounted_in_the_sandbox_is_searched_for_autodiff_li
     searched = {p.resolve() for p in sandbox._site_dirs()}
     missing = [str(p) for p in mounted if p.is_dir() and p.resolve() not in searched]
     assert not missing, f"mounted in the sandbox but never searched for torch, jax, autograd, ...: {missing}"
+
+
+FUSED_LSTM_CELL = '''
+from autograd_lab.ops.gates import LSTMCellStateOp, LSTMGatesOp, LSTMHiddenOp
+
+
+def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
+    pre_x = MatMulOp(transpose_b=True)(x, weight_ih)
+    pre_h = MatMulOp(transpose_b=True)(h, weight_hh)
+    if bias_ih is not None:
+        pre_x = AddOp()(pre_x, bias_ih)
+    if bias_hh is not None:
+        pre_h = AddOp()(pre_h, bias_hh)
+    gates = LSTMGatesOp(axis=-1)(AddOp()(pre_x, pre_h))
+    c_next = LSTMCellStateOp(axis=-1)(gates, c)
+    return LSTMHiddenOp(axis=-1)(gates, c_next), c_next
+'''
+
+
+@pytest.fixture(scope="module")
+def recurrent_reports(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return grade_solution_variants(tmp_path_factory.mktemp("review10"), "10_recurrent",
+                                   {"full": None, "fused_lstm": _answer("lstm_cell_code", FUSED_LSTM_CELL)})
+
+
+def test_an_lstm_cell_built_on_the_librarys_fused_gate_ops_gets_no_lstm_points(recurrent_reports: dict) -> None:
+    report, full = recurrent_reports["fused_lstm"], recurrent_reports["full"]
+    assert full.max_score > 0 and full.score == full.max_score, str(full)
+    message = "; ".join(report.messages)
+    assert report.score < full.max_score, f"an lstm_cell on the library's fused ops scored {report.score}: {message}"
+    assert re.search(r"lstm_cell_forward_test \(\d+ points?\) failed", message), message
+    assert re.search(r"lstm_cell_backward_test \(\d+ points?\) failed", message), message
