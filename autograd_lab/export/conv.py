@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 #: Field order of the C struct ``al_conv_geom`` (templates/conv_geom.c); pooling steps use the same struct.
 GEOM_FIELDS = ("cin", "h", "w", "sc", "sh", "sw", "kh", "kw", "sy", "sx", "py", "px", "oh", "ow", "cout",
-               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct")
+               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct", "groups")
 
 
 def pair(value: Any, what: str, where: str) -> tuple[int, int]:
@@ -137,13 +137,17 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     if wt.kind != "const":
         raise ExportError(f"{where}: the conv weights {wt.name!r} must be a constant (a Parameter), not computed "
                           "from the input")
-    check_unsupported(node, where, {"stride", "padding"})
+    check_unsupported(node, where, {"stride", "padding", "groups"})
     cin, h, w, sc, sh, sw = input_strides(lowering, x, where)
     weight = np.asarray(wt.value, dtype=np.float32)
-    if weight.ndim != 4 or weight.shape[1] != cin:
-        raise ExportError(f"{where}: weights of shape {weight.shape} do not fit an input of {cin} channels "
-                          "(expected (C_out, C_in, kH, kW))")
-    cout, _, kh, kw = weight.shape
+    groups = node.attrs.get("groups", 1)
+    if not isinstance(groups, (int, np.integer)) or isinstance(groups, bool) or groups < 1 or cin % groups:
+        raise ExportError(f"{where}: groups={groups!r} must be a positive integer dividing the {cin} input channels")
+    groups = int(groups)
+    if weight.ndim != 4 or weight.shape[1] != cin // groups or weight.shape[0] % groups:
+        raise ExportError(f"{where}: weights of shape {weight.shape} do not fit an input of {cin} channels in "
+                          f"{groups} group(s) (expected (C_out, C_in / groups, kH, kW), C_out a multiple of groups)")
+    cout, cin_g, kh, kw = weight.shape
     sy, sx = pair(node.attrs.get("stride", 1), "stride", where)
     py, px = pair(node.attrs.get("padding", 0), "padding", where)
     if min(sy, sx) < 1 or min(py, px) < 0:
@@ -181,12 +185,14 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
         absorbed.append(nxt)
         out, nxt = nxt.output, lowering.sole_consumer(nxt.output)
     check_finite(f"{where}: weights", weight)
-    patch = kh * kw * cin
-    # Patch order (kh, kw, c_in): the same order in which al_patch_* gathers the receptive field.
+    patch = kh * kw * cin_g  # one group's receptive field
+    # Patch order (kh, kw, c_in of the group): the same order in which al_patch_* gathers the receptive field. Row j
+    # belongs to group j // (cout / groups).
     matrix = np.ascontiguousarray(weight.transpose(0, 2, 3, 1).reshape(cout, patch))
-    direct = is_direct(cin, sw, (kh, kw), (sy, sx), pool)
+    direct = groups == 1 and is_direct(cin, sw, (kh, kw), (sy, sx), pool)
     geom = dict(cin=cin, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow,
-                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct))
+                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct),
+                groups=groups)
     params: dict[str, Any] = {"geom": geom, "k": patch, "m": cout, "weight": matrix, "weight_name": wt.name,
                               "bias": bias, "bias_name": f"{wt.name}_bias", "act": act, "slope": slope}
     for n in absorbed:
@@ -195,7 +201,7 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     # al_conv_f32 computes four conv pixels at a time: their patches (for windows that overlap the padding) and their
     # sums; the direct kernel keeps everything in registers
     scratch = [] if direct else [Tensor(f"{wt.name}_patch", (4 * patch,), "act"),
-                                 Tensor(f"{wt.name}_sums", (4 * cout,), "act")]
+                                 Tensor(f"{wt.name}_sums", (4 * (cout // groups),), "act")]
     step = Step("conv", [x], out, params, where, oh * ow * cout * patch, scratch=scratch)
     return lowering.emit_hwc(step, (cout, ph, pw))
 
@@ -257,7 +263,7 @@ def lower_pool(lowering: Lowering, node: Node, where: str) -> Step:
     if oh < 1 or ow < 1 or node.output.shape != (1, c, oh, ow):
         raise ExportError(f"{where}: a {kh}x{kw} window on {h}x{w} gives {oh}x{ow}, the op says {node.output.shape}")
     geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=0, px=0, oh=oh, ow=ow, cout=c,
-                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0)
+                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0, groups=1)
     kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
     step = Step(kind, [x], node.output, {"geom": geom}, where)
     return lowering.emit_hwc(step, (c, oh, ow))

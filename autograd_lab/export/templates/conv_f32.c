@@ -129,32 +129,26 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
     }
 }
 
-/* 2-D convolution (cross-correlation, as the frameworks compute it) with its epilogue. Four conv pixels at a time
-   go through al_dense4_f32 (weights w: cout rows of kh*kw*cin values in patch order, in its blocks of 4 rows): with a
-   fused max pool, four positions of the pool window, whose largest sum is kept; without one, four neighbouring
-   output pixels of a row. A short last group repeats its last pixel (the repeat changes neither a maximum nor an
-   output). Then the bias b (may be NULL) is added and the activation applied once per output; taking the maximum
-   before them gives the same bits as after them, because rounding x + b and the activation are monotonic (the
-   lowering fuses a pool only with a ReLU or a leaky ReLU of slope >= 0).
-   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
-   of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats; a layer marked g->direct goes to
-   al_conv3x3_pool2_f32 instead (its weights are plain rows, and it needs neither buffer). */
-AL_LAYER
-static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
-                        const al_conv_geom *g, int act, float slope, int oy0, int oy1)
+/* One group of a conv (all of it when groups == 1): g describes the group (its cin and cout channels, read from x
+   already offset to the group's first input channel), w its cout rows in al_dense4_f32's blocks, b its biases (may
+   be NULL); output pixels of y are ys floats apart (the whole layer's cout), y offset to the group's first channel.
+   Four conv pixels at a time go through al_dense4_f32: with a fused max pool, four positions of the pool window,
+   whose largest sum is kept; without one, four neighbouring output pixels of a row. A short last group repeats its
+   last pixel (the repeat changes neither a maximum nor an output). Then the bias is added and the activation
+   applied once per output; taking the maximum before them gives the same bits as after them, because rounding
+   x + b and the activation are monotonic (the lowering fuses a pool only with a ReLU or a leaky ReLU of slope >= 0).
+   patch holds 4 patches of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats. */
+static void al_conv_group_f32(const float *x, const float *w, const float *b, float *y, int ys, float *patch,
+                              float *sums, const al_conv_geom *g, int act, float slope, int oy0, int oy1)
 {
     const int k = g->kh * g->kw * g->cin, m = g->cout;
     const int pool = g->pkh > 0;
     /* lanes per output pixel: the pool window's positions, or the pixel alone */
     const int n = pool ? g->pkh * g->pkw : 1;
     int oy, ox, c, i, l;
-    if (g->direct) {
-        al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
-        return;
-    }
     for (oy = oy0; oy < oy1; ++oy) {
         for (ox = 0; ox < g->pw; ox += pool ? 1 : 4) {
-            float *out = y + ((oy - oy0) * g->pw + ox) * m;
+            float *out = y + ((oy - oy0) * g->pw + ox) * ys;
             for (i = 0; i < n; i += 4) {
                 const float *xs[4];
                 int st[4];
@@ -182,14 +176,42 @@ static void al_conv_f32(const float *x, const float *w, const float *b, float *y
                 } else {
                     for (l = 0; l < 4 && ox + l < g->pw; ++l) {
                         for (c = 0; c < m; ++c) {
-                            out[l * m + c] = sums[l * m + c];
+                            out[l * ys + c] = sums[l * m + c];
                         }
                         if (b != NULL || act != 0) {
-                            al_bias_activate(out + l * m, b, m, act, slope);
+                            al_bias_activate(out + l * ys, b, m, act, slope);
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/* 2-D convolution (cross-correlation, as the frameworks compute it) with its epilogue, in g->groups groups (0 or 1:
+   one): group q reads input channels [q * cin / G, (q + 1) * cin / G) and writes output channels
+   [q * cout / G, (q + 1) * cout / G) (G = cin = cout is the depthwise conv). Weights w: per group, its cout / G rows
+   of kh*kw*(cin / G) values in patch order, in al_dense4_f32's blocks of 4 rows; b (may be NULL) cout biases.
+   Each group is computed by al_conv_group_f32 on a copy of the geometry restricted to it.
+   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
+   of kh*kw*cin/G floats, sums 4 * cout / G floats; a layer marked g->direct goes to al_conv3x3_pool2_f32 instead
+   (its weights are plain rows, and it needs neither buffer). */
+AL_LAYER
+static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
+                        const al_conv_geom *g, int act, float slope, int oy0, int oy1)
+{
+    const int groups = g->groups > 1 ? g->groups : 1;
+    al_conv_geom part = *g;
+    int q;
+    if (g->direct) {
+        al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
+        return;
+    }
+    part.cin = g->cin / groups;
+    part.cout = g->cout / groups;
+    for (q = 0; q < groups; ++q) {
+        al_conv_group_f32(x + q * part.cin * g->sc, w + q * part.cout * part.kh * part.kw * part.cin,
+                          b != NULL ? b + q * part.cout : NULL, y + q * part.cout, g->cout, patch, sums, &part,
+                          act, slope, oy0, oy1);
     }
 }
