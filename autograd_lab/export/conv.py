@@ -31,13 +31,14 @@ from autograd_lab.export.errors import ExportError
 from autograd_lab.export.floats import check_finite
 from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Node, Tensor
+from autograd_lab.ops.pooling import _output_length
 
 if TYPE_CHECKING:
     from autograd_lab.export.lower import Lowering
 
 #: Field order of the C struct ``al_conv_geom`` (templates/conv_geom.c); pooling steps use the same struct.
 GEOM_FIELDS = ("cin", "h", "w", "sc", "sh", "sw", "kh", "kw", "sy", "sx", "py", "px", "oh", "ow", "cout",
-               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct", "groups")
+               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct", "groups", "dy", "dx", "pad_in")
 
 
 def pair(value: Any, what: str, where: str) -> tuple[int, int]:
@@ -192,7 +193,7 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     direct = groups == 1 and is_direct(cin, sw, (kh, kw), (sy, sx), pool)
     geom = dict(cin=cin, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow,
                 cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct),
-                groups=groups)
+                groups=groups, dy=1, dx=1, pad_in=0)
     params: dict[str, Any] = {"geom": geom, "k": patch, "m": cout, "weight": matrix, "weight_name": wt.name,
                               "bias": bias, "bias_name": f"{wt.name}_bias", "act": act, "slope": slope}
     for n in absorbed:
@@ -230,14 +231,19 @@ def _per_channel_bias(add: Node, conv_out: Tensor, cout: int) -> np.ndarray | No
 
 
 def pool_window(node: Node, where: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Kernel and stride of a pooling node (stride defaults to the kernel size).
+    """Kernel and stride of a pooling node that a conv may absorb: no padding, dilation or ceil mode (stride
+    defaults to the kernel size).
 
     Raises:
         ExportError: naming the layer, for padding, dilation, ceil mode or a non-positive size.
     """
     check_unsupported(node, where, {"kernel_size", "stride", "padding"})
     if pair(node.attrs.get("padding", 0), "padding", where) != (0, 0):
-        raise ExportError(f"{where}: padded pooling is not supported by the C kernels")
+        raise ExportError(f"{where}: padded pooling cannot be fused into the conv before it")
+    return _window(node, where)
+
+
+def _window(node: Node, where: str) -> tuple[tuple[int, int], tuple[int, int]]:
     k = pair(node.attrs.get("kernel_size"), "kernel_size", where)
     stride = node.attrs.get("stride")
     s = k if stride is None else pair(stride, "stride", where)
@@ -255,16 +261,36 @@ def _fusable_pool(node: Node) -> bool:
 
 
 def lower_pool(lowering: Lowering, node: Node, where: str) -> Step:
-    """A ``max_pool`` or ``avg_pool`` step (not fused into a conv), reading any layout, writing HWC."""
-    (kh, kw), (sy, sx) = pool_window(node, where)
+    """A ``max_pool`` or ``avg_pool`` step (not fused into a conv), reading any layout, writing HWC, with padding,
+    ceil mode, dilation (max) and ``count_include_pad`` (average) as the ops define them: the taps of a window that
+    fall in the padding or past the input are left out of the maximum and the sum; the average divides by the
+    number of taps inside the padded input (``count_include_pad``, the default) or inside the input.
+
+    Raises:
+        ExportError: naming the layer, for a setting the kernel lacks, or a window with no tap on the input.
+    """
+    kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
+    check_unsupported(node, where, {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                    *({"dilation"} if kind == "max_pool" else set())})
+    (kh, kw), (sy, sx) = _window(node, where)
+    py, px = pair(node.attrs.get("padding", 0), "padding", where)
+    dy, dx = pair(node.attrs.get("dilation", 1), "dilation", where)
+    ceil = bool(node.attrs.get("ceil_mode", False))
+    if min(py, px) < 0 or min(dy, dx) < 1:
+        raise ExportError(f"{where}: padding ({py}, {px}) and dilation ({dy}, {dx}) must be >= 0 and >= 1")
     x = node.inputs[0]
     c, h, w, sc, sh, sw = input_strides(lowering, x, where)
-    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    oh, ow = _output_length(h, kh, sy, py, dy, ceil), _output_length(w, kw, sx, px, dx, ceil)
     if oh < 1 or ow < 1 or node.output.shape != (1, c, oh, ow):
         raise ExportError(f"{where}: a {kh}x{kw} window on {h}x{w} gives {oh}x{ow}, the op says {node.output.shape}")
-    geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=0, px=0, oh=oh, ow=ow, cout=c,
-                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0, groups=1)
-    kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
+    for n, out, k, st, pad, dil in ((h, oh, kh, sy, py, dy), (w, ow, kw, sx, px, dx)):
+        taps = np.arange(out)[:, None] * st - pad + np.arange(k)[None, :] * dil
+        if not np.all(((taps >= 0) & (taps < n)).any(axis=1)):
+            raise ExportError(f"{where}: a window lies wholly in the padding (padding {(py, px)}, kernel "
+                              f"{(kh, kw)}); the C kernels need a tap on the input in every window")
+    geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow, cout=c,
+                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0, groups=1, dy=dy, dx=dx,
+                pad_in=int(bool(node.attrs.get("count_include_pad", True))))
     step = Step(kind, [x], node.output, {"geom": geom}, where)
     return lowering.emit_hwc(step, (c, oh, ow))
 

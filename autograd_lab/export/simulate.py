@@ -180,18 +180,7 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
         return x.reshape(n, p["h"] * p["w"], p["c"]).transpose(0, 2, 1).reshape(n, -1)
     g = p["geom"]
     if s.kind in ("max_pool", "avg_pool"):
-        oy = np.arange(g["oh"])[:, None, None, None, None] * g["sy"]
-        ox = np.arange(g["ow"])[None, :, None, None, None] * g["sx"]
-        c = np.arange(g["cin"])[None, None, :, None, None]
-        i = np.arange(g["kh"])[None, None, None, :, None]
-        j = np.arange(g["kw"])[None, None, None, None, :]
-        win = x[:, c * g["sc"] + (oy + i) * g["sh"] + (ox + j) * g["sw"]].reshape(n, g["oh"], g["ow"], g["cin"], -1)
-        acc = win[..., 0]
-        for t in range(1, win.shape[-1]):
-            acc = acc + win[..., t] if s.kind == "avg_pool" else np.where(win[..., t] > acc, win[..., t], acc)
-        if s.kind == "avg_pool":
-            acc = acc * (F32(1) / F32(g["kh"] * g["kw"]))
-        return acc.reshape(n, -1)
+        return _pool(x, g, s.kind == "avg_pool")
     if s.kind == "conv_to_q8" or (s.kind == "conv" and p.get("exact")):
         # the C order exactly: each sum over the patch in order, float32 products and sums (never fused); the
         # direct 3x3 kernel starts from the first product, al_dense4_f32 from 0 (only the sign of a zero sum
@@ -236,6 +225,37 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
     if s.kind in ("conv_q8", "conv_to_q8") and s.output.dtype == "q16":
         return quantize_values(y, p["out_inv_scale"])
     return y
+
+
+def _pool(x: np.ndarray, g: dict, avg: bool) -> np.ndarray:
+    """al_pool_f32: taps in the padding or past the input left out, the maximum from the first tap on the input,
+    the average's sum from 0 in row-major window order divided by the count of taps (see the C kernel)."""
+    oy = np.arange(g["oh"])[:, None, None] * g["sy"] - g["py"]
+    ox = np.arange(g["ow"])[None, :, None] * g["sx"] - g["px"]
+    c = np.arange(g["cin"])[None, None, :]
+    acc = np.zeros((len(x), g["oh"], g["ow"], g["cin"]), dtype=F32)
+    have = np.zeros(acc.shape[1:], dtype=bool)
+    for i in range(g["kh"]):
+        for j in range(g["kw"]):
+            iy, ix = oy + i * g.get("dy", 1), ox + j * g.get("dx", 1)
+            inside = (iy >= 0) & (iy < g["h"]) & (ix >= 0) & (ix < g["w"])
+            v = x[:, np.where(inside, c * g["sc"] + iy * g["sh"] + ix * g["sw"], 0)]
+            if avg:
+                acc = np.where(inside, acc + v, acc)
+            else:
+                acc = np.where(inside & (~have | (v > acc)), v, acc)
+            have = have | inside
+    if avg:
+        counts = []
+        for o, n, k, st, pad in ((g["oh"], g["h"], g["kh"], g["sy"], g["py"]), (g["ow"], g["w"], g["kw"], g["sx"],
+                                                                              g["px"])):
+            start = np.arange(o) * st - pad
+            end = np.minimum(start + k, n + pad)
+            if not g.get("pad_in", 1):
+                start, end = np.maximum(start, 0), np.minimum(end, n)
+            counts.append(end - start)
+        acc = acc / np.outer(*counts).astype(F32)[:, :, None]
+    return acc.reshape(len(x), -1)
 
 
 def _gather(flat: np.ndarray, rows: int, cols: int, s0: int, s1: int, n: int) -> np.ndarray:

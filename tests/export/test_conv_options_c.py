@@ -14,7 +14,8 @@ from autograd_lab.export.lower import lower
 from autograd_lab.export.quantize import quantize_steps
 from autograd_lab.export.simulate import predict
 from autograd_lab.modes import eval_mode
-from autograd_lab.ops import AddOp, Conv2DOp, MatMulOp, MaxPool2DOp, ReLUOp, ReshapeOp
+from autograd_lab.export import ExportError
+from autograd_lab.ops import AddOp, AvgPool2DOp, Conv2DOp, MatMulOp, MaxPool2DOp, ReLUOp, ReshapeOp
 
 RNG = np.random.default_rng(23)
 
@@ -55,8 +56,21 @@ CASES = {
         lambda w1, dw, bias: lambda x: MaxPool2DOp(2)(ReLUOp()(AddOp()(conv(6, stride=(1, 2), padding=2)(
             ReLUOp()(Conv2DOp(padding=1)(x, w1)), dw), bias))))(
         param(6, 1, 3, 3), param(6, 1, 5, 5, scale=0.3), param(1, 6, 1, 1, name="bias"))),
+    "max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)": ((2, 9, 10), lambda: (
+        lambda w: lambda x: MaxPool2DOp(3, 2, padding=1, dilation=(2, 1), ceil_mode=True)(
+            ReLUOp()(Conv2DOp(padding=1)(x, w))))(param(4, 2, 3, 3))),
+    "max pool 3x3 stride 2 padding 1 on the NCHW input": ((3, 8, 7), lambda: (
+        lambda: lambda x: MaxPool2DOp(3, 2, padding=1)(x))()),
+    "average pool, padding 1, ceil mode, counting the padding": ((2, 9, 8), lambda: (
+        lambda: lambda x: AvgPool2DOp(3, 2, padding=1, ceil_mode=True)(x))()),
+    "average pool, padding (1, 0), ceil mode, not counting the padding, then a conv": ((1, 10, 9), lambda: (
+        lambda w1, w2: lambda x: Conv2DOp(padding=1)(AvgPool2DOp((2, 3), 2, padding=(1, 0), ceil_mode=True,
+                                                                 count_include_pad=False)(
+            ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2))(param(6, 1, 3, 3), param(4, 6, 3, 3))),
 }
-INT8_CASES = ["two groups of 3 channels in, 5 out each, fused 2x2 max pool",
+INT8_CASES = ["max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)",
+              "average pool, padding (1, 0), ceil mode, not counting the padding, then a conv",
+              "two groups of 3 channels in, 5 out each, fused 2x2 max pool",
               "depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)",
               "depthwise-separable block on channels-last input, flatten, dense",
               "groups of 2 on channels-last input, 4 groups, 2x2 kernel"]
@@ -91,8 +105,8 @@ def int8_export(tmp_path, case, n=20):
 def test_int8_layers_match_their_simulation_bit_for_bit(tmp_path, gcc, case):
     fn, graph, x, calibration, gen = int8_export(tmp_path, case)
     steps = quantize_steps(graph, lower(graph), calibration)
-    if "int8" in case or case.startswith("two groups"):
-        assert any(s.kind == "conv_q8" and s.params["geom"]["groups"] > 1 for s in steps)
+    if "int8" in case or case.startswith("two groups") or "pool," in case:
+        assert any(s.kind == "conv_q8" and (s.params["geom"]["groups"] > 1 or "pool," in case) for s in steps)
     out = b.run_host(b.build_host(tmp_path, "q", tmp_path / "build"), x, gen.output_size)
     np.testing.assert_array_equal(out, predict(graph, steps, x))
     ref = expected_of(fn, x.reshape(len(x), 1, *CASES[case][0]))
@@ -110,15 +124,17 @@ def printed(text):
     return np.array([[int(v, 16) for v in row] for row in rows], dtype=np.uint32)
 
 
-CASE_ON_BOARD = {False: "depthwise-separable block on channels-last input, flatten, dense",
-                 True: "depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)"}
+ON_BOARD = [("depthwise-separable block on channels-last input, flatten, dense", False),
+            ("depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)", True),
+            ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", False),
+            ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", True),
+            ("max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)", True)]
 
 
 @pytest.mark.slow
 @pytest.mark.toolchain
-@pytest.mark.parametrize("int8", [False, True])
-def test_the_cortex_m4_is_bit_identical_to_the_host(tmp_path, arm_tools, gcc, int8):
-    case = CASE_ON_BOARD[int8]
+@pytest.mark.parametrize("case, int8", ON_BOARD)
+def test_the_cortex_m4_is_bit_identical_to_the_host(tmp_path, arm_tools, gcc, case, int8):
     if int8:
         _, _, x, _, gen = int8_export(tmp_path, case, n=3)
     else:
@@ -131,3 +147,20 @@ def test_the_cortex_m4_is_bit_identical_to_the_host(tmp_path, arm_tools, gcc, in
     board = b.run_qemu(elf, "m4f", timeout=120)
     host = b.run_host(b.build_host(tmp_path, "q", tmp_path / "host"), x, printed(board).shape[1])
     np.testing.assert_array_equal(printed(board), host.view(np.uint32))
+
+
+def test_a_pooling_geometry_that_disagrees_with_the_op_is_refused_naming_the_layer():
+    x = Variable.from_numpy(np.zeros((1, 1, 4, 4), np.float32), name="input")
+    op = MaxPool2DOp(2, 1, padding=1)
+    y = op(x)
+    op.dilation, op.padding = (3, 1), (3, 0)  # changed after the forward pass
+    with pytest.raises(ExportError, match=r"MaxPool2DOp at node \d+.*the op says"):
+        lower(graph_from_root(y, x))
+
+
+def test_grouped_convs_read_float_input_in_an_int8_export():
+    (c, h, w), make = CASES["depthwise-separable block on channels-last input, flatten, dense"]
+    graph = graph_of(make(), c, h, w)
+    steps = quantize_steps(graph, lower(graph), images(8, c, h, w).reshape(8, -1))
+    grouped = [s for s in steps if s.params.get("geom", {}).get("groups", 1) > 1]
+    assert grouped and all(s.inputs[0].dtype == "f32" for s in grouped)
