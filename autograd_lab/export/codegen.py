@@ -372,8 +372,11 @@ class _Emitter:
         geom = self.geometry(f"{name}_geom", g)
         b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
         shape = f"{g['cout']} x {g['cin']} x {g['kh']} x {g['kw']}"
-        if s.kind in ("conv", "conv_to_q8") and g.get("direct"):
+        if s.kind in ("conv", "conv_to_q8") and g.get("direct") == 1:
             w = self.array(f"{name}_rows", p["weight"], f"{name}: {shape} as {p['m']} rows of the 3 x 3 window")
+        elif s.kind in ("conv", "conv_to_q8") and g.get("direct") == 2:
+            w = self.array(f"{name}_taps", np.ascontiguousarray(np.asarray(p["weight"]).T),
+                           f"{name}: depthwise {shape} as {p['k']} taps of {p['m']} channels")
         elif s.kind in ("conv", "conv_to_q8"):
             w = self.array(f"{name}_blocked", conv_f32_layout(p["weight"], int(g.get("groups", 1))),
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {CONV_BLOCK} rows")

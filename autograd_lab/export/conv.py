@@ -190,7 +190,9 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     # Patch order (kh, kw, c_in of the group): the same order in which al_patch_* gathers the receptive field. Row j
     # belongs to group j // (cout / groups).
     matrix = np.ascontiguousarray(weight.transpose(0, 2, 3, 1).reshape(cout, patch))
-    direct = groups == 1 and is_direct(cin, sw, (kh, kw), (sy, sx), pool)
+    direct = 1 if groups == 1 and is_direct(cin, sw, (kh, kw), (sy, sx), pool) else 0
+    if groups == cin == cout > 1 and sc == 1 and sw == cin and pool[0] == 0:
+        direct = 2  # al_dwconv_f32: depthwise on channels-last input, weights tap-major
     geom = dict(cin=cin, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow,
                 cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct),
                 groups=groups, dy=1, dx=1, pad_in=0)

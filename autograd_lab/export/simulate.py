@@ -189,9 +189,9 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
 
         def in_c_order(patches: np.ndarray, q: int) -> np.ndarray:
             w = rows[q]
-            y = (patches[..., 0, None] * w[:, 0] if g.get("direct")
+            y = (patches[..., 0, None] * w[:, 0] if g.get("direct") == 1
                  else np.zeros((*patches.shape[:3], w.shape[0]), F32))
-            for col in range(1 if g.get("direct") else 0, w.shape[1]):
+            for col in range(1 if g.get("direct") == 1 else 0, w.shape[1]):
                 y = y + patches[..., col, None] * w[:, col]
             return y
 

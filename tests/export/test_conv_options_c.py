@@ -52,6 +52,9 @@ CASES = {
     "groups of 2 on channels-last input, 4 groups, 2x2 kernel": ((1, 8, 7), lambda: (
         lambda w1, w2: lambda x: conv(4, padding=(0, 1))(ReLUOp()(Conv2DOp(padding=1)(x, w1)), w2))(
         param(8, 1, 3, 3), param(8, 2, 2, 2))),
+    "depthwise kernel (channels last, no pool): 6 channels, stride (2, 1), padding (1, 2), 3x4 window": (
+        (1, 9, 13), lambda: (lambda w1, dw, bias: lambda x: ReLUOp()(AddOp()(conv(6, stride=(2, 1), padding=(1, 2))(
+            Conv2DOp(padding=1)(x, w1), dw), bias)))(param(6, 1, 3, 3), param(6, 1, 3, 4), param(1, 6, 1, 1))),
     "depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)": ((1, 13, 12), lambda: (
         lambda w1, dw, bias: lambda x: MaxPool2DOp(2)(ReLUOp()(AddOp()(conv(6, stride=(1, 2), padding=2)(
             ReLUOp()(Conv2DOp(padding=1)(x, w1)), dw), bias))))(
@@ -125,6 +128,7 @@ def printed(text):
 
 
 ON_BOARD = [("depthwise-separable block on channels-last input, flatten, dense", False),
+            ("depthwise kernel (channels last, no pool): 6 channels, stride (2, 1), padding (1, 2), 3x4 window", False),
             ("depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)", True),
             ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", False),
             ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", True),
@@ -164,3 +168,14 @@ def test_grouped_convs_read_float_input_in_an_int8_export():
     steps = quantize_steps(graph, lower(graph), images(8, c, h, w).reshape(8, -1))
     grouped = [s for s in steps if s.params.get("geom", {}).get("groups", 1) > 1]
     assert grouped and all(s.inputs[0].dtype == "f32" for s in grouped)
+
+
+@pytest.mark.parametrize("case, kernel", [
+    ("depthwise kernel (channels last, no pool): 6 channels, stride (2, 1), padding (1, 2), 3x4 window", 2),
+    ("depthwise-separable block on channels-last input, flatten, dense", 2),
+    ("depthwise 3x3 on the NCHW input, padding 1", 0),
+    ("depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)", 0)])
+def test_the_depthwise_kernel_takes_channels_last_depthwise_convs_without_a_pool(case, kernel):
+    (c, h, w), make = CASES[case]
+    steps = [s for s in lower(graph_of(make(), c, h, w)) if s.kind == "conv" and s.params["geom"]["groups"] > 1]
+    assert [s.params["geom"]["direct"] for s in steps] == [kernel]

@@ -129,6 +129,76 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
     }
 }
 
+/* Depthwise conv (groups = cin = cout) on channels-last input, no fused pool (g->direct == 2): weights w as kh*kw
+   rows of cout values (tap-major, so that a tap's channels are adjacent, as the input's are). Four neighbouring
+   output pixels x four channels at a time, 16 sums in registers: per tap 4 weight and 16 input loads feed 16
+   multiply-accumulates. Pixels whose window overlaps the padding (and the channels past a multiple of 4) go one sum at
+   a time, skipping the taps in the padding. Each sum runs over the taps in row-major order from 0, as
+   al_dense4_f32's (a skipped padding tap would add a zero product, which changes no sum). Then bias and activation.
+   Computes output rows oy0 <= oy < oy1 into y. */
+static void al_dwconv_f32(const float *x, const float *w, const float *b, float *y, const al_conv_geom *g, int act,
+                          float slope, int oy0, int oy1)
+{
+    const int m = g->cout, sx = g->sx * g->sw;
+    int oy, ox, c, i, j, l;
+    for (oy = oy0; oy < oy1; ++oy) {
+        const int iy = oy * g->sy - g->py;
+        const int rows_in = iy >= 0 && iy + g->kh <= g->h;
+        for (ox = 0; ox < g->ow; ox += 4) {
+            const int ix = ox * g->sx - g->px;
+            const int n = ox + 4 <= g->ow ? 4 : g->ow - ox;
+            float *out = y + ((oy - oy0) * g->ow + ox) * m;
+            c = 0;
+            if (n == 4 && rows_in && ix >= 0 && ix + 3 * g->sx + g->kw <= g->w) {
+                for (; c + 4 <= m; c += 4) {
+                    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+                    float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
+                    const float *wt = w + c;
+                    for (i = 0; i < g->kh; ++i) {
+                        const float *xr = x + (iy + i) * g->sh + ix * g->sw + c;
+                        for (j = 0; j < g->kw; ++j, xr += g->sw, wt += m) {
+                            const float w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3];
+                            const float *p = xr;
+                            AL_MAC(a0, p[0], w0); AL_MAC(a1, p[1], w1); AL_MAC(a2, p[2], w2); AL_MAC(a3, p[3], w3);
+                            p += sx;
+                            AL_MAC(b0, p[0], w0); AL_MAC(b1, p[1], w1); AL_MAC(b2, p[2], w2); AL_MAC(b3, p[3], w3);
+                            p += sx;
+                            AL_MAC(c0, p[0], w0); AL_MAC(c1, p[1], w1); AL_MAC(c2, p[2], w2); AL_MAC(c3, p[3], w3);
+                            p += sx;
+                            AL_MAC(d0, p[0], w0); AL_MAC(d1, p[1], w1); AL_MAC(d2, p[2], w2); AL_MAC(d3, p[3], w3);
+                        }
+                    }
+                    out[c] = a0; out[c + 1] = a1; out[c + 2] = a2; out[c + 3] = a3;
+                    out[m + c] = b0; out[m + c + 1] = b1; out[m + c + 2] = b2; out[m + c + 3] = b3;
+                    out[2 * m + c] = c0; out[2 * m + c + 1] = c1; out[2 * m + c + 2] = c2; out[2 * m + c + 3] = c3;
+                    out[3 * m + c] = d0; out[3 * m + c + 1] = d1; out[3 * m + c + 2] = d2; out[3 * m + c + 3] = d3;
+                }
+            }
+            for (l = 0; l < n; ++l) {
+                int k;
+                for (k = c; k < m; ++k) {
+                    float acc = 0.0f;
+                    for (i = 0; i < g->kh; ++i) {
+                        if (iy + i < 0 || iy + i >= g->h) {
+                            continue;
+                        }
+                        for (j = 0; j < g->kw; ++j) {
+                            const int at = ix + l * g->sx + j;
+                            if (at >= 0 && at < g->w) {
+                                AL_MAC(acc, x[(iy + i) * g->sh + at * g->sw + k], w[(i * g->kw + j) * m + k]);
+                            }
+                        }
+                    }
+                    out[l * m + k] = acc;
+                }
+                if (b != NULL || act != 0) {
+                    al_bias_activate(out + l * m, b, m, act, slope);
+                }
+            }
+        }
+    }
+}
+
 /* One group of a conv (all of it when groups == 1): g describes the group (its cin and cout channels, read from x
    already offset to the group's first input channel), w its cout rows in al_dense4_f32's blocks, b its biases (may
    be NULL); output pixels of y are ys floats apart (the whole layer's cout), y offset to the group's first channel.
@@ -194,8 +264,8 @@ static void al_conv_group_f32(const float *x, const float *w, const float *b, fl
    of kh*kw*(cin / G) values in patch order, in al_dense4_f32's blocks of 4 rows; b (may be NULL) cout biases.
    Each group is computed by al_conv_group_f32 on a copy of the geometry restricted to it.
    Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
-   of kh*kw*cin/G floats, sums 4 * cout / G floats; a layer marked g->direct goes to al_conv3x3_pool2_f32 instead
-   (its weights are plain rows, and it needs neither buffer). */
+   of kh*kw*cin/G floats, sums 4 * cout / G floats; a layer marked g->direct 1 goes to al_conv3x3_pool2_f32 instead
+   (its weights are plain rows), 2 to al_dwconv_f32 (its weights tap-major); neither needs the buffers. */
 AL_LAYER
 static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
                         const al_conv_geom *g, int act, float slope, int oy0, int oy1)
@@ -203,8 +273,12 @@ static void al_conv_f32(const float *x, const float *w, const float *b, float *y
     const int groups = g->groups > 1 ? g->groups : 1;
     al_conv_geom part = *g;
     int q;
-    if (g->direct) {
+    if (g->direct == 1) {
         al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
+        return;
+    }
+    if (g->direct == 2) {
+        al_dwconv_f32(x, w, b, y, g, act, slope, oy0, oy1);
         return;
     }
     part.cin = g->cin / groups;
