@@ -129,11 +129,44 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
     }
 }
 
+/* Channels c0 <= c < cout of one depthwise output pixel whose window starts at input (iy, ix), taps in the
+   padding skipped (al_dwconv_f32's layout): four channels at a time, then one. */
+static void al_dw_pixel_f32(const float *x, const float *w, float *out, const al_conv_geom *g, int iy, int ix, int c0)
+{
+    const int m = g->cout;
+    const int i0 = iy < 0 ? -iy : 0, i1 = iy + g->kh > g->h ? g->h - iy : g->kh;
+    const int j0 = ix < 0 ? -ix : 0, j1 = ix + g->kw > g->w ? g->w - ix : g->kw;
+    int c = c0, i, j;
+    for (; c + 4 <= m; c += 4) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (i = i0; i < i1; ++i) {
+            const float *xr = x + (iy + i) * g->sh + (ix + j0) * g->sw + c;
+            const float *wt = w + (i * g->kw + j0) * m + c;
+            for (j = j0; j < j1; ++j, xr += g->sw, wt += m) {
+                AL_MAC(a0, xr[0], wt[0]);
+                AL_MAC(a1, xr[1], wt[1]);
+                AL_MAC(a2, xr[2], wt[2]);
+                AL_MAC(a3, xr[3], wt[3]);
+            }
+        }
+        out[c] = a0; out[c + 1] = a1; out[c + 2] = a2; out[c + 3] = a3;
+    }
+    for (; c < m; ++c) {
+        float a = 0.0f;
+        for (i = i0; i < i1; ++i) {
+            for (j = j0; j < j1; ++j) {
+                AL_MAC(a, x[(iy + i) * g->sh + (ix + j) * g->sw + c], w[(i * g->kw + j) * m + c]);
+            }
+        }
+        out[c] = a;
+    }
+}
+
 /* Depthwise conv (groups = cin = cout) on channels-last input, no fused pool (g->direct == 2): weights w as kh*kw
    rows of cout values (tap-major, so that a tap's channels are adjacent, as the input's are). Four neighbouring
    output pixels x four channels at a time, 16 sums in registers: per tap 4 weight and 16 input loads feed 16
-   multiply-accumulates. Pixels whose window overlaps the padding (and the channels past a multiple of 4) go one sum at
-   a time, skipping the taps in the padding. Each sum runs over the taps in row-major order from 0, as
+   multiply-accumulates. Pixels whose window overlaps the padding (and the channels past a multiple of 4) go one pixel
+   at a time (al_dw_pixel_f32), skipping the taps in the padding. Each sum runs over the taps in row-major order from 0, as
    al_dense4_f32's (a skipped padding tap would add a zero product, which changes no sum). Then bias and activation.
    Computes output rows oy0 <= oy < oy1 into y. */
 static void al_dwconv_f32(const float *x, const float *w, const float *b, float *y, const al_conv_geom *g, int act,
@@ -175,22 +208,7 @@ static void al_dwconv_f32(const float *x, const float *w, const float *b, float 
                 }
             }
             for (l = 0; l < n; ++l) {
-                int k;
-                for (k = c; k < m; ++k) {
-                    float acc = 0.0f;
-                    for (i = 0; i < g->kh; ++i) {
-                        if (iy + i < 0 || iy + i >= g->h) {
-                            continue;
-                        }
-                        for (j = 0; j < g->kw; ++j) {
-                            const int at = ix + l * g->sx + j;
-                            if (at >= 0 && at < g->w) {
-                                AL_MAC(acc, x[(iy + i) * g->sh + at * g->sw + k], w[(i * g->kw + j) * m + k]);
-                            }
-                        }
-                    }
-                    out[l * m + k] = acc;
-                }
+                al_dw_pixel_f32(x, w, out + l * m, g, iy, ix + l * g->sx, c);
                 if (b != NULL || act != 0) {
                     al_bias_activate(out + l * m, b, m, act, slope);
                 }
