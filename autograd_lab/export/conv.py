@@ -69,6 +69,23 @@ def input_strides(lowering: Lowering, t: Tensor, where: str) -> tuple[int, int, 
     return c, h, w, h * w, w, 1
 
 
+def conv_pad_sides(padding: Any, kernel: tuple[int, int], where: str) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) of a conv's ``padding`` attribute: a pair, four sides, or ``"same"`` (dilation 1:
+    k - 1 split in two, the odd one at the bottom / right, as Conv2DOp does).
+
+    Raises:
+        ExportError: naming the layer, for anything else.
+    """
+    if padding == "same":
+        (kh, kw) = kernel
+        return (kh - 1) // 2, kh - 1 - (kh - 1) // 2, (kw - 1) // 2, kw - 1 - (kw - 1) // 2
+    if isinstance(padding, (tuple, list)) and len(padding) == 4 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in padding):
+        return tuple(int(v) for v in padding)  # type: ignore[return-value]
+    py, px = pair(padding, "padding", where)
+    return py, py, px, px
+
+
 def check_unsupported(node: Node, where: str, allowed: set[str]) -> None:
     """Refuse configuration the kernels do not implement (dilation, groups, ceil mode...): every attribute the op
     reports beyond ``allowed`` must hold its neutral value."""
@@ -150,10 +167,12 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
                           f"{groups} group(s) (expected (C_out, C_in / groups, kH, kW), C_out a multiple of groups)")
     cout, cin_g, kh, kw = weight.shape
     sy, sx = pair(node.attrs.get("stride", 1), "stride", where)
-    py, px = pair(node.attrs.get("padding", 0), "padding", where)
-    if min(sy, sx) < 1 or min(py, px) < 0:
-        raise ExportError(f"{where}: stride ({sy}, {sx}) and padding ({py}, {px}) must be positive / non-negative")
-    oh, ow = (h + 2 * py - kh) // sy + 1, (w + 2 * px - kw) // sx + 1
+    top, bottom, left, right = conv_pad_sides(node.attrs.get("padding", 0), (kh, kw), where)
+    py, px = top, left  # the kernels need the top and left padding; the bottom and right follow from oh and ow
+    if min(sy, sx) < 1 or min(top, bottom, left, right) < 0:
+        raise ExportError(f"{where}: stride ({sy}, {sx}) and padding {(top, bottom, left, right)} must be positive / "
+                          "non-negative")
+    oh, ow = (h + top + bottom - kh) // sy + 1, (w + left + right - kw) // sx + 1
     if oh < 1 or ow < 1 or node.output.shape != (1, cout, oh, ow):
         raise ExportError(f"{where}: a {kh}x{kw} kernel on an input of {h}x{w} with padding ({py}, {px}) and stride"
                           f" ({sy}, {sx}) gives {oh}x{ow}, but the op's output has shape {node.output.shape}")

@@ -70,8 +70,12 @@ CASES = {
         lambda w1, w2: lambda x: Conv2DOp(padding=1)(AvgPool2DOp((2, 3), 2, padding=(1, 0), ceil_mode=True,
                                                                  count_include_pad=False)(
             ReLUOp()(Conv2DOp(padding=1)(x, w1))), w2))(param(6, 1, 3, 3), param(4, 6, 3, 3))),
+    "padding 'same' (even kernel: the odd row and column at the bottom / right), then four-sided padding": (
+        (2, 9, 8), lambda: (lambda w1, w2: lambda x: Conv2DOp(stride=(2, 1), padding=(0, 2, 1, 0))(
+            ReLUOp()(Conv2DOp(padding="same")(x, w1)), w2))(param(8, 2, 4, 2), param(4, 8, 3, 3))),
 }
-INT8_CASES = ["max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)",
+INT8_CASES = ["padding 'same' (even kernel: the odd row and column at the bottom / right), then four-sided padding",
+              "max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)",
               "average pool, padding (1, 0), ceil mode, not counting the padding, then a conv",
               "two groups of 3 channels in, 5 out each, fused 2x2 max pool",
               "depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)",
@@ -108,8 +112,8 @@ def int8_export(tmp_path, case, n=20):
 def test_int8_layers_match_their_simulation_bit_for_bit(tmp_path, gcc, case):
     fn, graph, x, calibration, gen = int8_export(tmp_path, case)
     steps = quantize_steps(graph, lower(graph), calibration)
-    if "int8" in case or case.startswith("two groups") or "pool," in case:
-        assert any(s.kind == "conv_q8" and (s.params["geom"]["groups"] > 1 or "pool," in case) for s in steps)
+    if "int8" in case or case.startswith(("two groups", "padding")) or "pool," in case:
+        assert any(s.kind == "conv_q8" and (s.params["geom"]["groups"] > 1 or "pool," in case or "padding" in case) for s in steps)
     out = b.run_host(b.build_host(tmp_path, "q", tmp_path / "build"), x, gen.output_size)
     np.testing.assert_array_equal(out, predict(graph, steps, x))
     ref = expected_of(fn, x.reshape(len(x), 1, *CASES[case][0]))
@@ -132,7 +136,8 @@ ON_BOARD = [("depthwise-separable block on channels-last input, flatten, dense",
             ("depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)", True),
             ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", False),
             ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", True),
-            ("max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)", True)]
+            ("max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)", True),
+            ("padding 'same' (even kernel: the odd row and column at the bottom / right), then four-sided padding", True)]
 
 
 @pytest.mark.slow

@@ -165,24 +165,26 @@ static void al_dw_pixel_f32(const float *x, const float *w, float *out, const al
 /* Depthwise conv (groups = cin = cout) on channels-last input, no fused pool (g->direct == 2): weights w as kh*kw
    rows of cout values (tap-major, so that a tap's channels are adjacent, as the input's are). Four neighbouring
    output pixels x four channels at a time, 16 sums in registers: per tap 4 weight and 16 input loads feed 16
-   multiply-accumulates. Pixels whose window overlaps the padding (and the channels past a multiple of 4) go one pixel
-   at a time (al_dw_pixel_f32), skipping the taps in the padding. Each sum runs over the taps in row-major order from 0, as
-   al_dense4_f32's (a skipped padding tap would add a zero product, which changes no sum). Then bias and activation.
+   multiply-accumulates, for each run of four pixels whose windows lie inside the image. Other pixels (and the
+   channels past a multiple of 4) go one pixel at a time (al_dw_pixel_f32), skipping the taps in the padding. Each sum runs over the taps in row-major order
+   from 0, as al_dense4_f32's (a skipped padding tap would add a zero product, which changes no sum). Then bias and activation.
    Computes output rows oy0 <= oy < oy1 into y. */
 static void al_dwconv_f32(const float *x, const float *w, const float *b, float *y, const al_conv_geom *g, int act,
                           float slope, int oy0, int oy1)
 {
     const int m = g->cout, sx = g->sx * g->sw;
-    int oy, ox, c, i, j, l;
+    int oy, ox, c, i, j, l, n;
     for (oy = oy0; oy < oy1; ++oy) {
         const int iy = oy * g->sy - g->py;
         const int rows_in = iy >= 0 && iy + g->kh <= g->h;
-        for (ox = 0; ox < g->ow; ox += 4) {
+        for (ox = 0; ox < g->ow; ox += n) {
             const int ix = ox * g->sx - g->px;
-            const int n = ox + 4 <= g->ow ? 4 : g->ow - ox;
             float *out = y + ((oy - oy0) * g->ow + ox) * m;
             c = 0;
-            if (n == 4 && rows_in && ix >= 0 && ix + 3 * g->sx + g->kw <= g->w) {
+            n = 1;
+            if (rows_in && ix >= 0 && ox + 4 <= g->ow && ix + 3 * g->sx + g->kw <= g->w) {
+                /* four pixels whose windows lie inside the image (the groups start at the first such pixel) */
+                n = 4;
                 for (; c + 4 <= m; c += 4) {
                     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
                     float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
