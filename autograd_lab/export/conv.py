@@ -13,6 +13,10 @@ caller's NCHW order; a conv or pool reads any layout through element strides. A 
 tensor costs nothing: the following dense layer's weight columns are permuted to HWC order at export. Anything
 else that reads an HWC tensor gets it converted back to NCHW first (``to_chw`` step).
 
+**Groups.** A conv of G groups is G convs side by side: group q reads input channels q*C_in/G... and writes output
+channels q*C_out/G...; its patch is kh*kw*C_in/G values and its weight rows are stored group after group. A
+depthwise conv (G = C_in = C_out) on channels-last input without a fused pool has its own kernel (weights tap-major).
+
 **Fusion.** A conv absorbs what follows it when nothing else reads the intermediate values: a per-channel bias
 ``AddOp``, a ``BatchNormOp`` (folded into the weights, see :func:`fold_batch_norm`), a ReLU or leaky ReLU, and a
 max pool (kernel == stride, no padding), so the full-resolution conv output never needs RAM. Max pooling commutes
@@ -148,8 +152,8 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     """One ``conv`` step for a Conv2DOp and the bias / batch norm / activation / max pool that follow it.
 
     Raises:
-        ExportError: naming the layer, for non-constant or non-finite weights, a batch axis, dilation, groups or
-            another unsupported setting, or a shape mismatch.
+        ExportError: naming the layer, for non-constant or non-finite weights, a batch axis, dilation or another
+            unsupported setting, groups that do not divide the channels, or a shape mismatch.
     """
     x, wt = node.inputs
     if wt.kind != "const":

@@ -131,7 +131,7 @@ def padded_rows(m: int, groups: int, mp: int) -> np.ndarray:
 def patch_index(g: dict, size: int, group: int = 0) -> np.ndarray:
     """Element indices (oh, ow, kh*kw*cin/G) of every conv pixel's patch in group ``group`` of G = g["groups"], in
     the order of ``al_patch_f32``; padding points at index ``size`` (a zero appended to the input)."""
-    cin = g["cin"] // max(int(g.get("groups", 1)), 1)
+    cin = g["cin"] // conv_groups(g)
     oy = np.arange(g["oh"])[:, None, None, None, None] * g["sy"] - g["py"]
     ox = np.arange(g["ow"])[None, :, None, None, None] * g["sx"] - g["px"]
     iy = oy + np.arange(g["kh"])[None, None, :, None, None]
@@ -150,8 +150,7 @@ def _patches(x: np.ndarray, g: dict, group: int = 0) -> np.ndarray:
 def _grouped(x: np.ndarray, g: dict, per_group) -> np.ndarray:
     """Conv pixels (N, oh, ow, cout): ``per_group(patches, q)`` gives group q's channels from its patches
     (N, oh, ow, kh*kw*cin/G), as al_conv_f32 and al_conv_q8 compute them, group by group."""
-    groups = max(int(g.get("groups", 1)), 1)
-    return np.concatenate([per_group(_patches(x, g, q), q) for q in range(groups)], axis=-1)
+    return np.concatenate([per_group(_patches(x, g, q), q) for q in range(conv_groups(g))], axis=-1)
 
 
 def _max_over_windows(y: np.ndarray, g: dict) -> np.ndarray:
@@ -185,10 +184,10 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
         # the C order exactly: each sum over the patch in order, float32 products and sums (never fused); the
         # direct 3x3 kernel starts from the first product, al_dense4_f32 from 0 (only the sign of a zero sum
         # can differ)
-        rows = np.split(np.asarray(p["weight"], dtype=F32), max(int(g.get("groups", 1)), 1))
+        per_group = np.split(np.asarray(p["weight"], dtype=F32), conv_groups(g))
 
         def in_c_order(patches: np.ndarray, q: int) -> np.ndarray:
-            w = rows[q]
+            w = per_group[q]
             y = (patches[..., 0, None] * w[:, 0] if g.get("direct") == 1
                  else np.zeros((*patches.shape[:3], w.shape[0]), F32))
             for col in range(1 if g.get("direct") == 1 else 0, w.shape[1]):
@@ -200,8 +199,8 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
             y = y + np.asarray(p["bias"], dtype=F32)
         y = activate(y, int(p["act"]), float(p["slope"]))
     elif s.kind == "conv":
-        rows = np.split(np.asarray(p["weight"], dtype=F32), max(int(g.get("groups", 1)), 1))
-        y = _grouped(x, g, lambda patches, q: patches @ rows[q].T)
+        weights = np.split(np.asarray(p["weight"], dtype=F32), conv_groups(g))
+        y = _grouped(x, g, lambda patches, q: patches @ weights[q].T)
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)
         y = activate(y, int(p["act"]), float(p["slope"]))

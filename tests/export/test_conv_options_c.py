@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 
 from autograd_lab import Parameter, Variable
-from autograd_lab.export import graph_from_root, graph_to_c, write_c
+from autograd_lab.export import ExportError, graph_from_root, graph_to_c, write_c
 from autograd_lab.export import build as b
 from autograd_lab.export.lower import lower
 from autograd_lab.export.quantize import quantize_steps
 from autograd_lab.export.simulate import predict
 from autograd_lab.modes import eval_mode
-from autograd_lab.export import ExportError
 from autograd_lab.ops import AddOp, AvgPool2DOp, Conv2DOp, MatMulOp, MaxPool2DOp, ReLUOp, ReshapeOp
 
 RNG = np.random.default_rng(23)
@@ -113,7 +112,8 @@ def test_int8_layers_match_their_simulation_bit_for_bit(tmp_path, gcc, case):
     fn, graph, x, calibration, gen = int8_export(tmp_path, case)
     steps = quantize_steps(graph, lower(graph), calibration)
     if "int8" in case or case.startswith(("two groups", "padding")) or "pool," in case:
-        assert any(s.kind == "conv_q8" and (s.params["geom"]["groups"] > 1 or "pool," in case or "padding" in case) for s in steps)
+        grouped_or_new = "pool," in case or "padding" in case
+        assert any(s.kind == "conv_q8" and (s.params["geom"]["groups"] > 1 or grouped_or_new) for s in steps)
     out = b.run_host(b.build_host(tmp_path, "q", tmp_path / "build"), x, gen.output_size)
     np.testing.assert_array_equal(out, predict(graph, steps, x))
     ref = expected_of(fn, x.reshape(len(x), 1, *CASES[case][0]))
@@ -131,13 +131,14 @@ def printed(text):
     return np.array([[int(v, 16) for v in row] for row in rows], dtype=np.uint32)
 
 
+SAME_CASE = "padding 'same' (even kernel: the odd row and column at the bottom / right), then four-sided padding"
 ON_BOARD = [("depthwise-separable block on channels-last input, flatten, dense", False),
             ("depthwise kernel (channels last, no pool): 6 channels, stride (2, 1), padding (1, 2), 3x4 window", False),
             ("depthwise 5x5, stride 2, 2x2 pool, on channels-last input (25 inputs a patch: int8)", True),
             ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", False),
             ("average pool, padding (1, 0), ceil mode, not counting the padding, then a conv", True),
             ("max pool, padding 1, ceil mode, dilation 2, after a conv (channels last)", True),
-            ("padding 'same' (even kernel: the odd row and column at the bottom / right), then four-sided padding", True)]
+            (SAME_CASE, True)]
 
 
 @pytest.mark.slow
@@ -145,7 +146,7 @@ ON_BOARD = [("depthwise-separable block on channels-last input, flatten, dense",
 @pytest.mark.parametrize("case, int8", ON_BOARD)
 def test_the_cortex_m4_is_bit_identical_to_the_host(tmp_path, arm_tools, gcc, case, int8):
     if int8:
-        _, _, x, _, gen = int8_export(tmp_path, case, n=3)
+        _, _, x, _, _ = int8_export(tmp_path, case, n=3)
     else:
         (c, h, w), make = CASES[case]
         x = images(3, c, h, w).reshape(3, -1)
