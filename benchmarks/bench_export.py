@@ -14,8 +14,10 @@ CNN conv layers on the Cortex-M4: float <= 3, int8 <= 2):
   divided by its MACs, counted two ways: the usual oh * ow * C_out * kh * kw * C_in (the zero padding's products
   included, although the kernels skip or waste them as they like) and the products with real input pixels only
   (the stricter count; both are printed).
-The models: an MLP 784-128-10 (ReLU) with fixed random weights, and the shipped pretrained CNN
-(``autograd_lab.export.pretrained``), float32 and int8; instruction counts do not depend on the weights' values.
+The models: an MLP 784-128-10 (ReLU) with fixed random weights, the shipped pretrained CNN
+(``autograd_lab.export.pretrained``) and a depthwise-separable CNN trained here for a few epochs
+(``benchmarks/ds_cnn.py``, about 2 minutes of CPU), float32 and int8, with their held-out accuracy (the exporter's
+NumPy simulation of each); instruction counts do not depend on the weights' values.
 Sizes for the CNN: the model object's flash (text + data of ``<name>.c`` compiled for the M4F; code plus constants),
 the code of each of the model's functions (the ELF's symbol sizes), the arena, and predict's stack.
 """
@@ -109,25 +111,43 @@ def real_macs(g: dict) -> int:
         rows, cols = list(range(g["oh"])), list(range(g["ow"]))
     taps_y = sum(sum(0 <= y * g["sy"] - g["py"] + i < g["h"] for i in range(g["kh"])) for y in rows)
     taps_x = sum(sum(0 <= x * g["sx"] - g["px"] + j < g["w"] for j in range(g["kw"])) for x in cols)
-    macs = taps_y * taps_x * g["cin"] * g["cout"]
-    # the same count from the NumPy simulation's patch indices (padding entries point past the input)
+    macs = taps_y * taps_x * g["cin"] // max(g.get("groups", 1), 1) * g["cout"]  # each output sees its group
+    # the same count from the NumPy simulation's patch indices (padding entries point past the input; group 0)
     inside = patch_index(g, g["h"] * g["w"] * g["cin"]) < g["h"] * g["w"] * g["cin"]
     assert macs == int(inside[np.ix_(rows, cols)].sum()) * g["cout"], "two counts of the real MACs disagree"
     return macs
 
 
 def cnn_rows(data, tmp: Path) -> None:
-    from autograd_lab.export import lower, trace
     from autograd_lab.export.pretrained import load_cnn
-    from autograd_lab.export.quantize import quantize_steps
 
-    model = load_cnn()
+    conv_model_rows(load_cnn(), "CNN (shipped pretrained, conv 8 + conv 16, batch norm folded, ReLU and 2x2 max pool "
+                    "fused)", data, tmp / "cnn")
+
+
+def ds_cnn_rows(data, tmp: Path, epochs: int = 4) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ds_cnn import train
+
+    model, _ = train(data, epochs=epochs)
+    conv_model_rows(model, f"Depthwise-separable CNN (benchmarks/ds_cnn.py: conv 16, depthwise 3x3 16, pointwise "
+                    f"16->32, dense; {epochs} epochs on the bundled MNIST)", data, tmp / "ds_cnn")
+
+
+def conv_model_rows(model, title: str, data, tmp: Path) -> None:
+    from autograd_lab.export import lower, trace
+    from autograd_lab.export.quantize import accuracy_report, quantize_steps
+
     graph = trace(model, (1, 784))
-    print("\nCNN (shipped pretrained, conv 8 + conv 16, batch norm folded, ReLU and 2x2 max pool fused), one inference"
-          " on the Cortex-M4 (QEMU mps2-an386, instructions counted from QEMU's execution log):")
-    for kind, calibration in (("float32", None), ("int8", data.x_train[:1000])):
+    print(f"\n{title}, one inference on the Cortex-M4 (QEMU mps2-an386, instructions counted from QEMU's execution "
+          "log):")
+    calib = data.x_train[:1000]
+    report = accuracy_report(graph, lower(graph), quantize_steps(graph, lower(graph), calib), data.x_test,
+                             data.y_test)
+    print(f"  accuracy on the held-out images (the exporter's NumPy simulation): {report}")
+    for kind, calibration in (("float32", None), ("int8", calib)):
         steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
-        model_dir = tmp / f"cnn_{kind}"
+        model_dir = tmp / kind
         gen = export_c(model, (1, 784), model_dir, "cnn", calibration=calibration)
         pcs, (own,), sizes, elf = m4_trace(model_dir, "cnn", data.x_test[:1], model_dir / "m4")
         calls = m4_calls(pcs, own)
@@ -167,6 +187,7 @@ def main() -> int:
     if "--cnn-only" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
             cnn_rows(data, Path(tmp))
+            ds_cnn_rows(data, Path(tmp))
         return 0
     model = MLP([784, 128, 10], rng=0)
     x = data.x_test[:10]
@@ -187,6 +208,7 @@ def main() -> int:
                 rows.append((target, kind, s.flash, s.ram, s.stack))
     with tempfile.TemporaryDirectory() as tmp:
         cnn_rows(data, Path(tmp))
+        ds_cnn_rows(data, Path(tmp))
     print("\nSize of the model object (arm-none-eabi-gcc -O2; flash = text + data, RAM = data + bss, stack = "
           "predict + deepest kernel from -fstack-usage):")
     print(f"{'target':8s} {'model':8s} {'flash B':>9s} {'RAM B':>7s} {'stack B':>8s}")

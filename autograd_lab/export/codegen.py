@@ -251,6 +251,12 @@ def _kernel_sources(steps: list[Step]) -> str:
     return "\n".join(template(t) for t in wanted)
 
 
+def conv_f32_layout(w: np.ndarray, groups: int = 1) -> np.ndarray:
+    """A conv's (cout, patch) weight rows for ``al_conv_f32``: each group's cout / groups rows in the blocks of
+    :func:`dense_f32_layout` (block ``CONV_BLOCK``), group after group."""
+    return np.concatenate([dense_f32_layout(part, CONV_BLOCK) for part in np.split(np.asarray(w), groups)])
+
+
 def dense_f32_layout(w: np.ndarray, block: int = DENSE_BLOCK) -> np.ndarray:
     """Reorder a (m, k) weight matrix for ``al_dense_f32`` (block 8) or ``al_dense4_f32`` (block 4, conv layers):
     blocks of ``block`` rows interleaved column by column, then the m % block remaining rows. Returns a flat float32
@@ -366,10 +372,13 @@ class _Emitter:
         geom = self.geometry(f"{name}_geom", g)
         b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
         shape = f"{g['cout']} x {g['cin']} x {g['kh']} x {g['kw']}"
-        if s.kind in ("conv", "conv_to_q8") and g.get("direct"):
+        if s.kind in ("conv", "conv_to_q8") and g.get("direct") == 1:
             w = self.array(f"{name}_rows", p["weight"], f"{name}: {shape} as {p['m']} rows of the 3 x 3 window")
+        elif s.kind in ("conv", "conv_to_q8") and g.get("direct") == 2:
+            w = self.array(f"{name}_taps", np.ascontiguousarray(np.asarray(p["weight"]).T),
+                           f"{name}: depthwise {shape} as {p['k']} taps of {p['m']} channels")
         elif s.kind in ("conv", "conv_to_q8"):
-            w = self.array(f"{name}_blocked", dense_f32_layout(p["weight"], CONV_BLOCK),
+            w = self.array(f"{name}_blocked", conv_f32_layout(p["weight"], int(g.get("groups", 1))),
                            f"{name}: {shape} as {p['m']} rows of (kh, kw, c_in) patches, blocks of {CONV_BLOCK} rows")
         if s.kind == "conv":
             # patches, sums (none for the direct kernel)

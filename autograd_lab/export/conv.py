@@ -13,6 +13,10 @@ caller's NCHW order; a conv or pool reads any layout through element strides. A 
 tensor costs nothing: the following dense layer's weight columns are permuted to HWC order at export. Anything
 else that reads an HWC tensor gets it converted back to NCHW first (``to_chw`` step).
 
+**Groups.** A conv of G groups is G convs side by side: group q reads input channels q*C_in/G... and writes output
+channels q*C_out/G...; its patch is kh*kw*C_in/G values and its weight rows are stored group after group. A
+depthwise conv (G = C_in = C_out) on channels-last input without a fused pool has its own kernel (weights tap-major).
+
 **Fusion.** A conv absorbs what follows it when nothing else reads the intermediate values: a per-channel bias
 ``AddOp``, a ``BatchNormOp`` (folded into the weights, see :func:`fold_batch_norm`), a ReLU or leaky ReLU, and a
 max pool (kernel == stride, no padding), so the full-resolution conv output never needs RAM. Max pooling commutes
@@ -31,13 +35,14 @@ from autograd_lab.export.errors import ExportError
 from autograd_lab.export.floats import check_finite
 from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Node, Tensor
+from autograd_lab.ops.pooling import _output_length
 
 if TYPE_CHECKING:
     from autograd_lab.export.lower import Lowering
 
 #: Field order of the C struct ``al_conv_geom`` (templates/conv_geom.c); pooling steps use the same struct.
 GEOM_FIELDS = ("cin", "h", "w", "sc", "sh", "sw", "kh", "kw", "sy", "sx", "py", "px", "oh", "ow", "cout",
-               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct")
+               "pkh", "pkw", "psy", "psx", "ph", "pw", "direct", "groups", "dy", "dx", "pad_in")
 
 
 def pair(value: Any, what: str, where: str) -> tuple[int, int]:
@@ -66,6 +71,23 @@ def input_strides(lowering: Lowering, t: Tensor, where: str) -> tuple[int, int, 
     if lowering.is_hwc(t):
         return c, h, w, 1, w * c, c
     return c, h, w, h * w, w, 1
+
+
+def conv_pad_sides(padding: Any, kernel: tuple[int, int], where: str) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) of a conv's ``padding`` attribute: a pair, four sides, or ``"same"`` (dilation 1:
+    k - 1 split in two, the odd one at the bottom / right, as Conv2DOp does).
+
+    Raises:
+        ExportError: naming the layer, for anything else.
+    """
+    if padding == "same":
+        (kh, kw) = kernel
+        return (kh - 1) // 2, kh - 1 - (kh - 1) // 2, (kw - 1) // 2, kw - 1 - (kw - 1) // 2
+    if isinstance(padding, (tuple, list)) and len(padding) == 4 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in padding):
+        return tuple(int(v) for v in padding)  # type: ignore[return-value]
+    py, px = pair(padding, "padding", where)
+    return py, py, px, px
 
 
 def check_unsupported(node: Node, where: str, allowed: set[str]) -> None:
@@ -130,25 +152,31 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     """One ``conv`` step for a Conv2DOp and the bias / batch norm / activation / max pool that follow it.
 
     Raises:
-        ExportError: naming the layer, for non-constant or non-finite weights, a batch axis, dilation, groups or
-            another unsupported setting, or a shape mismatch.
+        ExportError: naming the layer, for non-constant or non-finite weights, a batch axis, dilation or another
+            unsupported setting, groups that do not divide the channels, or a shape mismatch.
     """
     x, wt = node.inputs
     if wt.kind != "const":
         raise ExportError(f"{where}: the conv weights {wt.name!r} must be a constant (a Parameter), not computed "
                           "from the input")
-    check_unsupported(node, where, {"stride", "padding"})
+    check_unsupported(node, where, {"stride", "padding", "groups"})
     cin, h, w, sc, sh, sw = input_strides(lowering, x, where)
     weight = np.asarray(wt.value, dtype=np.float32)
-    if weight.ndim != 4 or weight.shape[1] != cin:
-        raise ExportError(f"{where}: weights of shape {weight.shape} do not fit an input of {cin} channels "
-                          "(expected (C_out, C_in, kH, kW))")
-    cout, _, kh, kw = weight.shape
+    groups = node.attrs.get("groups", 1)
+    if not isinstance(groups, (int, np.integer)) or isinstance(groups, bool) or groups < 1 or cin % groups:
+        raise ExportError(f"{where}: groups={groups!r} must be a positive integer dividing the {cin} input channels")
+    groups = int(groups)
+    if weight.ndim != 4 or weight.shape[1] != cin // groups or weight.shape[0] % groups:
+        raise ExportError(f"{where}: weights of shape {weight.shape} do not fit an input of {cin} channels in "
+                          f"{groups} group(s) (expected (C_out, C_in / groups, kH, kW), C_out a multiple of groups)")
+    cout, cin_g, kh, kw = weight.shape
     sy, sx = pair(node.attrs.get("stride", 1), "stride", where)
-    py, px = pair(node.attrs.get("padding", 0), "padding", where)
-    if min(sy, sx) < 1 or min(py, px) < 0:
-        raise ExportError(f"{where}: stride ({sy}, {sx}) and padding ({py}, {px}) must be positive / non-negative")
-    oh, ow = (h + 2 * py - kh) // sy + 1, (w + 2 * px - kw) // sx + 1
+    top, bottom, left, right = conv_pad_sides(node.attrs.get("padding", 0), (kh, kw), where)
+    py, px = top, left  # the kernels need the top and left padding; the bottom and right follow from oh and ow
+    if min(sy, sx) < 1 or min(top, bottom, left, right) < 0:
+        raise ExportError(f"{where}: stride ({sy}, {sx}) and padding {(top, bottom, left, right)} must be positive / "
+                          "non-negative")
+    oh, ow = (h + top + bottom - kh) // sy + 1, (w + left + right - kw) // sx + 1
     if oh < 1 or ow < 1 or node.output.shape != (1, cout, oh, ow):
         raise ExportError(f"{where}: a {kh}x{kw} kernel on an input of {h}x{w} with padding ({py}, {px}) and stride"
                           f" ({sy}, {sx}) gives {oh}x{ow}, but the op's output has shape {node.output.shape}")
@@ -181,12 +209,16 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
         absorbed.append(nxt)
         out, nxt = nxt.output, lowering.sole_consumer(nxt.output)
     check_finite(f"{where}: weights", weight)
-    patch = kh * kw * cin
-    # Patch order (kh, kw, c_in): the same order in which al_patch_* gathers the receptive field.
+    patch = kh * kw * cin_g  # one group's receptive field
+    # Patch order (kh, kw, c_in of the group): the same order in which al_patch_* gathers the receptive field. Row j
+    # belongs to group j // (cout / groups).
     matrix = np.ascontiguousarray(weight.transpose(0, 2, 3, 1).reshape(cout, patch))
-    direct = is_direct(cin, sw, (kh, kw), (sy, sx), pool)
+    direct = 1 if groups == 1 and is_direct(cin, sw, (kh, kw), (sy, sx), pool) else 0
+    if groups == cin == cout > 1 and sc == 1 and sw == cin and pool[0] == 0:
+        direct = 2  # al_dwconv_f32: depthwise on channels-last input, weights tap-major
     geom = dict(cin=cin, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow,
-                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct))
+                cout=cout, pkh=pool[0], pkw=pool[1], psy=pool[2], psx=pool[3], ph=ph, pw=pw, direct=int(direct),
+                groups=groups, dy=1, dx=1, pad_in=0)
     params: dict[str, Any] = {"geom": geom, "k": patch, "m": cout, "weight": matrix, "weight_name": wt.name,
                               "bias": bias, "bias_name": f"{wt.name}_bias", "act": act, "slope": slope}
     for n in absorbed:
@@ -195,7 +227,7 @@ def lower_conv(lowering: Lowering, node: Node, where: str) -> Step:
     # al_conv_f32 computes four conv pixels at a time: their patches (for windows that overlap the padding) and their
     # sums; the direct kernel keeps everything in registers
     scratch = [] if direct else [Tensor(f"{wt.name}_patch", (4 * patch,), "act"),
-                                 Tensor(f"{wt.name}_sums", (4 * cout,), "act")]
+                                 Tensor(f"{wt.name}_sums", (4 * (cout // groups),), "act")]
     step = Step("conv", [x], out, params, where, oh * ow * cout * patch, scratch=scratch)
     return lowering.emit_hwc(step, (cout, ph, pw))
 
@@ -224,14 +256,19 @@ def _per_channel_bias(add: Node, conv_out: Tensor, cout: int) -> np.ndarray | No
 
 
 def pool_window(node: Node, where: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Kernel and stride of a pooling node (stride defaults to the kernel size).
+    """Kernel and stride of a pooling node that a conv may absorb: no padding, dilation or ceil mode (stride
+    defaults to the kernel size).
 
     Raises:
         ExportError: naming the layer, for padding, dilation, ceil mode or a non-positive size.
     """
     check_unsupported(node, where, {"kernel_size", "stride", "padding"})
     if pair(node.attrs.get("padding", 0), "padding", where) != (0, 0):
-        raise ExportError(f"{where}: padded pooling is not supported by the C kernels")
+        raise ExportError(f"{where}: padded pooling cannot be fused into the conv before it")
+    return _window(node, where)
+
+
+def _window(node: Node, where: str) -> tuple[tuple[int, int], tuple[int, int]]:
     k = pair(node.attrs.get("kernel_size"), "kernel_size", where)
     stride = node.attrs.get("stride")
     s = k if stride is None else pair(stride, "stride", where)
@@ -249,16 +286,36 @@ def _fusable_pool(node: Node) -> bool:
 
 
 def lower_pool(lowering: Lowering, node: Node, where: str) -> Step:
-    """A ``max_pool`` or ``avg_pool`` step (not fused into a conv), reading any layout, writing HWC."""
-    (kh, kw), (sy, sx) = pool_window(node, where)
+    """A ``max_pool`` or ``avg_pool`` step (not fused into a conv), reading any layout, writing HWC, with padding,
+    ceil mode, dilation (max) and ``count_include_pad`` (average) as the ops define them: the taps of a window that
+    fall in the padding or past the input are left out of the maximum and the sum; the average divides by the
+    number of taps inside the padded input (``count_include_pad``, the default) or inside the input.
+
+    Raises:
+        ExportError: naming the layer, for a setting the kernel lacks, or a window with no tap on the input.
+    """
+    kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
+    check_unsupported(node, where, {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                    *({"dilation"} if kind == "max_pool" else set())})
+    (kh, kw), (sy, sx) = _window(node, where)
+    py, px = pair(node.attrs.get("padding", 0), "padding", where)
+    dy, dx = pair(node.attrs.get("dilation", 1), "dilation", where)
+    ceil = bool(node.attrs.get("ceil_mode", False))
+    if min(py, px) < 0 or min(dy, dx) < 1:
+        raise ExportError(f"{where}: padding ({py}, {px}) and dilation ({dy}, {dx}) must be >= 0 and >= 1")
     x = node.inputs[0]
     c, h, w, sc, sh, sw = input_strides(lowering, x, where)
-    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    oh, ow = _output_length(h, kh, sy, py, dy, ceil), _output_length(w, kw, sx, px, dx, ceil)
     if oh < 1 or ow < 1 or node.output.shape != (1, c, oh, ow):
         raise ExportError(f"{where}: a {kh}x{kw} window on {h}x{w} gives {oh}x{ow}, the op says {node.output.shape}")
-    geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=0, px=0, oh=oh, ow=ow, cout=c,
-                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0)
-    kind = "max_pool" if node.kind == "max_pool2d" else "avg_pool"
+    for n, out, k, st, pad, dil in ((h, oh, kh, sy, py, dy), (w, ow, kw, sx, px, dx)):
+        taps = np.arange(out)[:, None] * st - pad + np.arange(k)[None, :] * dil
+        if not np.all(((taps >= 0) & (taps < n)).any(axis=1)):
+            raise ExportError(f"{where}: a window lies wholly in the padding (padding {(py, px)}, kernel "
+                              f"{(kh, kw)}); the C kernels need a tap on the input in every window")
+    geom = dict(cin=c, h=h, w=w, sc=sc, sh=sh, sw=sw, kh=kh, kw=kw, sy=sy, sx=sx, py=py, px=px, oh=oh, ow=ow, cout=c,
+                pkh=0, pkw=0, psy=0, psx=0, ph=oh, pw=ow, direct=0, groups=1, dy=dy, dx=dx,
+                pad_in=int(bool(node.attrs.get("count_include_pad", True))))
     step = Step(kind, [x], node.output, {"geom": geom}, where)
     return lowering.emit_hwc(step, (c, oh, ow))
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from autograd_lab.export.errors import ExportError
-from autograd_lab.export.simulate import predict, run_steps
+from autograd_lab.export.simulate import conv_groups, padded_rows, predict, run_steps
 from autograd_lab.export.steps import Step
 from autograd_lab.export.trace import Graph, Tensor
 
@@ -90,8 +90,9 @@ def quantize_steps(graph: Graph, steps: list[Step], calibration: np.ndarray) -> 
                     row = Tensor(f"{s.params['weight_name']}_row", (g["pw"] * g["cout"],), "act")
                     out.append(Step("conv_to_q8", s.inputs, output, dict(s.params, out_inv_scale=out_inv),
                                     s.where + " (float32, int8 output)", s.macs, scratch=[row, *s.scratch]))
-                else:
-                    out.append(s)
+                else:  # simulated in the C order, so that the int8 model's simulation stays bit-exact
+                    out.append(Step("conv", s.inputs, s.output, dict(s.params, exact=True), s.where, s.macs,
+                                    scratch=s.scratch))
             else:
                 out.append(_conv_q8(s, xq, output, scales[id(s)], out_inv))
         if q_out:
@@ -105,7 +106,8 @@ def _takes_q16(s: Step, users: list[Step]) -> bool:
         return len(users) == 1 and users[0].kind == "dense"
     if s.params["geom"]["cout"] % 2:
         return False
-    return all((u.kind == "conv" and u.params["geom"]["cin"] % 2 == 0)
+    # al_patch_q16 gathers whole pixels: a grouped reader gathers floats instead
+    return all((u.kind == "conv" and u.params["geom"]["cin"] % 2 == 0 and conv_groups(u.params["geom"]) == 1)
                or (u.kind == "dense" and u.params["k"] % 16 == 0) for u in users)
 
 
@@ -154,21 +156,24 @@ def _conv_q8(s: Step, xq: Tensor | None, output: Tensor, s_x: float, out_inv: np
     """The int8 conv: the patch times per-channel int8 weights in int32, requantized in float32 (see module doc)."""
     p = s.params
     k, m = int(p["k"]), int(p["m"])
-    kp, mp = -(-k // 8) * 8, -(-m // 4) * 4  # al_dot_q8 takes 16 or 8 inputs per step, 4 rows per block
+    groups = conv_groups(p["geom"])
+    # per group: al_dot_q8 takes 16 or 8 inputs per step, 4 rows per block; groups stored one after the other
+    kp, mp = -(-k // 8) * 8, -(-(m // groups) // 4) * 4
     q, s_w = quantize_weight_rows(p["weight"])
-    wq = np.zeros((mp, kp), dtype=np.int32)
-    wq[:m, :k] = q
-    scale = np.zeros(mp, dtype=np.float32)
-    scale[:m] = (np.float32(s_x) * s_w).astype(np.float32)
+    rows = padded_rows(m, groups, mp)
+    wq = np.zeros((groups * mp, kp), dtype=np.int32)
+    wq[rows, :k] = q
+    scale = np.zeros(groups * mp, dtype=np.float32)
+    scale[rows] = (np.float32(s_x) * s_w).astype(np.float32)
     bias = None
     if p["bias"] is not None:
-        bias = np.zeros(mp, dtype=np.float32)
-        bias[:m] = p["bias"]
+        bias = np.zeros(groups * mp, dtype=np.float32)
+        bias[rows] = p["bias"]
     name = p["weight_name"]
     scratch = [] if xq is not None else [Tensor(f"{name}_fpatch", (k,), "act")]
-    # int8 patch (pair words), and the int32 sums: the pooling window's running maximum (mp words)
+    # int8 patch (pair words), and the int32 sums: the pooling window's running maximum (mp words per group)
     scratch += [Tensor(f"{name}_qpatch", (kp // 2,), "act", dtype="q16"),
-                Tensor(f"{name}_best", (mp,), "act", dtype="q16")]
+                Tensor(f"{name}_best", (groups * mp,), "act", dtype="q16")]
     params = dict(p, kp=kp, mp=mp, wq=wq, words=pack_words(wq), scale=scale, bias=bias, out_inv_scale=out_inv,
                   in_inv_scale=np.float32(1 / s_x))
     return Step("conv_q8", [xq if xq is not None else s.inputs[0]], output, params, s.where + " (int8)", s.macs,

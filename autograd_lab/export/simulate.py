@@ -115,22 +115,42 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
     raise AssertionError(f"no simulation for step kind {s.kind}")
 
 
-def patch_index(g: dict, size: int) -> np.ndarray:
-    """Element indices (oh, ow, kh*kw*cin) of every conv pixel's patch, in the order of ``al_patch_f32``; padding
-    points at index ``size`` (a zero appended to the input)."""
+def conv_groups(geom: dict) -> int:
+    """The number of channel groups of a conv geometry (1 when absent)."""
+    return max(int(geom.get("groups", 1)), 1)
+
+
+def padded_rows(m: int, groups: int, mp: int) -> np.ndarray:
+    """Where each of a conv's m output channels sits among the padded int8 weight rows: group q's m / groups
+    channels start at row q * mp (al_conv_q8's layout)."""
+    c = np.arange(m)
+    per = m // groups
+    return (c // per) * mp + c % per
+
+
+def patch_index(g: dict, size: int, group: int = 0) -> np.ndarray:
+    """Element indices (oh, ow, kh*kw*cin/G) of every conv pixel's patch in group ``group`` of G = g["groups"], in
+    the order of ``al_patch_f32``; padding points at index ``size`` (a zero appended to the input)."""
+    cin = g["cin"] // conv_groups(g)
     oy = np.arange(g["oh"])[:, None, None, None, None] * g["sy"] - g["py"]
     ox = np.arange(g["ow"])[None, :, None, None, None] * g["sx"] - g["px"]
     iy = oy + np.arange(g["kh"])[None, None, :, None, None]
     ix = ox + np.arange(g["kw"])[None, None, None, :, None]
-    c = np.arange(g["cin"])[None, None, None, None, :]
+    c = group * cin + np.arange(cin)[None, None, None, None, :]
     idx = c * g["sc"] + iy * g["sh"] + ix * g["sw"]
     inside = (iy >= 0) & (iy < g["h"]) & (ix >= 0) & (ix < g["w"])
     return np.where(inside, idx, size).reshape(g["oh"], g["ow"], -1)
 
 
-def _patches(x: np.ndarray, g: dict) -> np.ndarray:
+def _patches(x: np.ndarray, g: dict, group: int = 0) -> np.ndarray:
     ext = np.concatenate([x, np.zeros((len(x), 1), dtype=x.dtype)], axis=1)
-    return ext[:, patch_index(g, x.shape[1])]
+    return ext[:, patch_index(g, x.shape[1], group)]
+
+
+def _grouped(x: np.ndarray, g: dict, per_group) -> np.ndarray:
+    """Conv pixels (N, oh, ow, cout): ``per_group(patches, q)`` gives group q's channels from its patches
+    (N, oh, ow, kh*kw*cin/G), as al_conv_f32 and al_conv_q8 compute them, group by group."""
+    return np.concatenate([per_group(_patches(x, g, q), q) for q in range(conv_groups(g))], axis=-1)
 
 
 def _max_over_windows(y: np.ndarray, g: dict) -> np.ndarray:
@@ -159,44 +179,44 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
         return x.reshape(n, p["h"] * p["w"], p["c"]).transpose(0, 2, 1).reshape(n, -1)
     g = p["geom"]
     if s.kind in ("max_pool", "avg_pool"):
-        oy = np.arange(g["oh"])[:, None, None, None, None] * g["sy"]
-        ox = np.arange(g["ow"])[None, :, None, None, None] * g["sx"]
-        c = np.arange(g["cin"])[None, None, :, None, None]
-        i = np.arange(g["kh"])[None, None, None, :, None]
-        j = np.arange(g["kw"])[None, None, None, None, :]
-        win = x[:, c * g["sc"] + (oy + i) * g["sh"] + (ox + j) * g["sw"]].reshape(n, g["oh"], g["ow"], g["cin"], -1)
-        acc = win[..., 0]
-        for t in range(1, win.shape[-1]):
-            acc = acc + win[..., t] if s.kind == "avg_pool" else np.where(win[..., t] > acc, win[..., t], acc)
-        if s.kind == "avg_pool":
-            acc = acc * (F32(1) / F32(g["kh"] * g["kw"]))
-        return acc.reshape(n, -1)
-    if s.kind == "conv_to_q8":
+        return _pool(x, g, s.kind == "avg_pool")
+    if s.kind == "conv_to_q8" or (s.kind == "conv" and p.get("exact")):
         # the C order exactly: each sum over the patch in order, float32 products and sums (never fused); the
         # direct 3x3 kernel starts from the first product, al_dense4_f32 from 0 (only the sign of a zero sum
         # can differ)
-        patches = _patches(x, g)
-        w = np.asarray(p["weight"], dtype=F32)
-        y = patches[..., 0, None] * w[:, 0] if g.get("direct") else np.zeros((*patches.shape[:3], w.shape[0]), F32)
-        for col in range(1 if g.get("direct") else 0, w.shape[1]):
-            y = y + patches[..., col, None] * w[:, col]
+        per_group = np.split(np.asarray(p["weight"], dtype=F32), conv_groups(g))
+
+        def in_c_order(patches: np.ndarray, q: int) -> np.ndarray:
+            w = per_group[q]
+            y = (patches[..., 0, None] * w[:, 0] if g.get("direct") == 1
+                 else np.zeros((*patches.shape[:3], w.shape[0]), F32))
+            for col in range(1 if g.get("direct") == 1 else 0, w.shape[1]):
+                y = y + patches[..., col, None] * w[:, col]
+            return y
+
+        y = _grouped(x, g, in_c_order)
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)
         y = activate(y, int(p["act"]), float(p["slope"]))
     elif s.kind == "conv":
-        y = _patches(x, g) @ np.asarray(p["weight"], dtype=F32).T
+        weights = np.split(np.asarray(p["weight"], dtype=F32), conv_groups(g))
+        y = _grouped(x, g, lambda patches, q: patches @ weights[q].T)
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)
         y = activate(y, int(p["act"]), float(p["slope"]))
     else:
-        if s.inputs[0].dtype == "q16":
-            q = _patches(x, g)
-        else:
-            q = quantize_values(_patches(x, g), p["in_inv_scale"])
         m, k = g["cout"], p["k"]  # the padding rows and columns of wq are zero: leave them out
-        y = _int_matmul(q, np.asarray(p["wq"])[:m, :k]).astype(F32) * np.asarray(p["scale"], dtype=F32)[:m]
+        groups = conv_groups(g)
+        rows = padded_rows(m, groups, p["mp"])
+        wq = np.asarray(p["wq"])[rows, :k].reshape(groups, m // groups, k)
+
+        def int_sums(patches: np.ndarray, group: int) -> np.ndarray:
+            q = patches if s.inputs[0].dtype == "q16" else quantize_values(patches, p["in_inv_scale"])
+            return _int_matmul(q, wq[group])
+
+        y = _grouped(x, g, int_sums).astype(F32) * np.asarray(p["scale"], dtype=F32)[rows]
         if p["bias"] is not None:
-            y = y + np.asarray(p["bias"], dtype=F32)[:m]
+            y = y + np.asarray(p["bias"], dtype=F32)[rows]
         y = activate(y, int(p["act"]), float(p["slope"]))
     if g["pkh"]:
         y = _max_over_windows(y, g)
@@ -204,6 +224,37 @@ def _conv_family(s: Step, x: np.ndarray) -> np.ndarray:
     if s.kind in ("conv_q8", "conv_to_q8") and s.output.dtype == "q16":
         return quantize_values(y, p["out_inv_scale"])
     return y
+
+
+def _pool(x: np.ndarray, g: dict, avg: bool) -> np.ndarray:
+    """al_pool_f32: taps in the padding or past the input left out, the maximum from the first tap on the input,
+    the average's sum from 0 in row-major window order divided by the count of taps (see the C kernel)."""
+    oy = np.arange(g["oh"])[:, None, None] * g["sy"] - g["py"]
+    ox = np.arange(g["ow"])[None, :, None] * g["sx"] - g["px"]
+    c = np.arange(g["cin"])[None, None, :]
+    acc = np.zeros((len(x), g["oh"], g["ow"], g["cin"]), dtype=F32)
+    have = np.zeros(acc.shape[1:], dtype=bool)
+    for i in range(g["kh"]):
+        for j in range(g["kw"]):
+            iy, ix = oy + i * g.get("dy", 1), ox + j * g.get("dx", 1)
+            inside = (iy >= 0) & (iy < g["h"]) & (ix >= 0) & (ix < g["w"])
+            v = x[:, np.where(inside, c * g["sc"] + iy * g["sh"] + ix * g["sw"], 0)]
+            if avg:
+                acc = np.where(inside, acc + v, acc)
+            else:
+                acc = np.where(inside & (~have | (v > acc)), v, acc)
+            have = have | inside
+    if avg:
+        counts = []
+        for o, n, k, st, pad in ((g["oh"], g["h"], g["kh"], g["sy"], g["py"]), (g["ow"], g["w"], g["kw"], g["sx"],
+                                                                              g["px"])):
+            start = np.arange(o) * st - pad
+            end = np.minimum(start + k, n + pad)
+            if not g.get("pad_in", 1):
+                start, end = np.maximum(start, 0), np.minimum(end, n)
+            counts.append(end - start)
+        acc = acc / np.outer(*counts).astype(F32)[:, :, None]
+    return acc.reshape(len(x), -1)
 
 
 def _gather(flat: np.ndarray, rows: int, cols: int, s0: int, s1: int, n: int) -> np.ndarray:

@@ -175,7 +175,7 @@ class _Configured(Conv2DOp):  # the same op with settings the kernels do not imp
 _Configured.__name__ = "Conv2DOp"
 
 
-@pytest.mark.parametrize("attr, value", [("dilation", 2), ("groups", 2), ("padding", "same")])
+@pytest.mark.parametrize("attr, value", [("dilation", 2), ("groups", 3), ("padding", "full")])
 def test_unsupported_conv_settings_name_the_layer(attr, value):
     x = Variable.from_numpy(np.zeros((1, 2, 6, 6), np.float32), name="input")
     op = _Configured()

@@ -129,32 +129,116 @@ static void al_conv3x3_pool2_f32(const float *x, const float *w, const float *b,
     }
 }
 
-/* 2-D convolution (cross-correlation, as the frameworks compute it) with its epilogue. Four conv pixels at a time
-   go through al_dense4_f32 (weights w: cout rows of kh*kw*cin values in patch order, in its blocks of 4 rows): with a
-   fused max pool, four positions of the pool window, whose largest sum is kept; without one, four neighbouring
-   output pixels of a row. A short last group repeats its last pixel (the repeat changes neither a maximum nor an
-   output). Then the bias b (may be NULL) is added and the activation applied once per output; taking the maximum
-   before them gives the same bits as after them, because rounding x + b and the activation are monotonic (the
-   lowering fuses a pool only with a ReLU or a leaky ReLU of slope >= 0).
-   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
-   of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats; a layer marked g->direct goes to
-   al_conv3x3_pool2_f32 instead (its weights are plain rows, and it needs neither buffer). */
-AL_LAYER
-static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
-                        const al_conv_geom *g, int act, float slope, int oy0, int oy1)
+/* Channels c0 <= c < cout of one depthwise output pixel whose window starts at input (iy, ix), taps in the
+   padding skipped (al_dwconv_f32's layout): four channels at a time, then one. */
+static void al_dw_pixel_f32(const float *x, const float *w, float *out, const al_conv_geom *g, int iy, int ix, int c0)
+{
+    const int m = g->cout;
+    const int i0 = iy < 0 ? -iy : 0, i1 = iy + g->kh > g->h ? g->h - iy : g->kh;
+    const int j0 = ix < 0 ? -ix : 0, j1 = ix + g->kw > g->w ? g->w - ix : g->kw;
+    int c = c0, i, j;
+    for (; c + 4 <= m; c += 4) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (i = i0; i < i1; ++i) {
+            const float *xr = x + (iy + i) * g->sh + (ix + j0) * g->sw + c;
+            const float *wt = w + (i * g->kw + j0) * m + c;
+            for (j = j0; j < j1; ++j, xr += g->sw, wt += m) {
+                AL_MAC(a0, xr[0], wt[0]);
+                AL_MAC(a1, xr[1], wt[1]);
+                AL_MAC(a2, xr[2], wt[2]);
+                AL_MAC(a3, xr[3], wt[3]);
+            }
+        }
+        out[c] = a0; out[c + 1] = a1; out[c + 2] = a2; out[c + 3] = a3;
+    }
+    for (; c < m; ++c) {
+        float a = 0.0f;
+        for (i = i0; i < i1; ++i) {
+            for (j = j0; j < j1; ++j) {
+                AL_MAC(a, x[(iy + i) * g->sh + (ix + j) * g->sw + c], w[(i * g->kw + j) * m + c]);
+            }
+        }
+        out[c] = a;
+    }
+}
+
+/* Depthwise conv (groups = cin = cout) on channels-last input, no fused pool (g->direct == 2): weights w as kh*kw
+   rows of cout values (tap-major, so that a tap's channels are adjacent, as the input's are). Four neighbouring
+   output pixels x four channels at a time, 16 sums in registers: per tap 4 weight and 16 input loads feed 16
+   multiply-accumulates, for each run of four pixels whose windows lie inside the image. Other pixels (and the
+   channels past a multiple of 4) go one pixel at a time (al_dw_pixel_f32), skipping the taps in the padding. Each sum runs over the taps in row-major order
+   from 0, as al_dense4_f32's (a skipped padding tap would add a zero product, which changes no sum). Then bias and activation.
+   Computes output rows oy0 <= oy < oy1 into y. */
+static void al_dwconv_f32(const float *x, const float *w, const float *b, float *y, const al_conv_geom *g, int act,
+                          float slope, int oy0, int oy1)
+{
+    const int m = g->cout, sx = g->sx * g->sw;
+    int oy, ox, c, i, j, l, n;
+    for (oy = oy0; oy < oy1; ++oy) {
+        const int iy = oy * g->sy - g->py;
+        const int rows_in = iy >= 0 && iy + g->kh <= g->h;
+        for (ox = 0; ox < g->ow; ox += n) {
+            const int ix = ox * g->sx - g->px;
+            float *out = y + ((oy - oy0) * g->ow + ox) * m;
+            c = 0;
+            n = 1;
+            if (rows_in && ix >= 0 && ox + 4 <= g->ow && ix + 3 * g->sx + g->kw <= g->w) {
+                /* four pixels whose windows lie inside the image (the groups start at the first such pixel) */
+                n = 4;
+                for (; c + 4 <= m; c += 4) {
+                    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+                    float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
+                    const float *wt = w + c;
+                    for (i = 0; i < g->kh; ++i) {
+                        const float *xr = x + (iy + i) * g->sh + ix * g->sw + c;
+                        for (j = 0; j < g->kw; ++j, xr += g->sw, wt += m) {
+                            const float w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3];
+                            const float *p = xr;
+                            AL_MAC(a0, p[0], w0); AL_MAC(a1, p[1], w1); AL_MAC(a2, p[2], w2); AL_MAC(a3, p[3], w3);
+                            p += sx;
+                            AL_MAC(b0, p[0], w0); AL_MAC(b1, p[1], w1); AL_MAC(b2, p[2], w2); AL_MAC(b3, p[3], w3);
+                            p += sx;
+                            AL_MAC(c0, p[0], w0); AL_MAC(c1, p[1], w1); AL_MAC(c2, p[2], w2); AL_MAC(c3, p[3], w3);
+                            p += sx;
+                            AL_MAC(d0, p[0], w0); AL_MAC(d1, p[1], w1); AL_MAC(d2, p[2], w2); AL_MAC(d3, p[3], w3);
+                        }
+                    }
+                    out[c] = a0; out[c + 1] = a1; out[c + 2] = a2; out[c + 3] = a3;
+                    out[m + c] = b0; out[m + c + 1] = b1; out[m + c + 2] = b2; out[m + c + 3] = b3;
+                    out[2 * m + c] = c0; out[2 * m + c + 1] = c1; out[2 * m + c + 2] = c2; out[2 * m + c + 3] = c3;
+                    out[3 * m + c] = d0; out[3 * m + c + 1] = d1; out[3 * m + c + 2] = d2; out[3 * m + c + 3] = d3;
+                }
+            }
+            for (l = 0; l < n; ++l) {
+                al_dw_pixel_f32(x, w, out + l * m, g, iy, ix + l * g->sx, c);
+                if (b != NULL || act != 0) {
+                    al_bias_activate(out + l * m, b, m, act, slope);
+                }
+            }
+        }
+    }
+}
+
+/* One group of a conv (all of it when groups == 1): g describes the group (its cin and cout channels, read from x
+   already offset to the group's first input channel), w its cout rows in al_dense4_f32's blocks, b its biases (may
+   be NULL); output pixels of y are ys floats apart (the whole layer's cout), y offset to the group's first channel.
+   Four conv pixels at a time go through al_dense4_f32: with a fused max pool, four positions of the pool window,
+   whose largest sum is kept; without one, four neighbouring output pixels of a row. A short last group repeats its
+   last pixel (the repeat changes neither a maximum nor an output). Then the bias is added and the activation
+   applied once per output; taking the maximum before them gives the same bits as after them, because rounding
+   x + b and the activation are monotonic (the lowering fuses a pool only with a ReLU or a leaky ReLU of slope >= 0).
+   patch holds 4 patches of kh*kw*cin floats (for windows that overlap the padding), sums 4 * cout floats. */
+static void al_conv_group_f32(const float *x, const float *w, const float *b, float *y, int ys, float *patch,
+                              float *sums, const al_conv_geom *g, int act, float slope, int oy0, int oy1)
 {
     const int k = g->kh * g->kw * g->cin, m = g->cout;
     const int pool = g->pkh > 0;
     /* lanes per output pixel: the pool window's positions, or the pixel alone */
     const int n = pool ? g->pkh * g->pkw : 1;
     int oy, ox, c, i, l;
-    if (g->direct) {
-        al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
-        return;
-    }
     for (oy = oy0; oy < oy1; ++oy) {
         for (ox = 0; ox < g->pw; ox += pool ? 1 : 4) {
-            float *out = y + ((oy - oy0) * g->pw + ox) * m;
+            float *out = y + ((oy - oy0) * g->pw + ox) * ys;
             for (i = 0; i < n; i += 4) {
                 const float *xs[4];
                 int st[4];
@@ -182,14 +266,46 @@ static void al_conv_f32(const float *x, const float *w, const float *b, float *y
                 } else {
                     for (l = 0; l < 4 && ox + l < g->pw; ++l) {
                         for (c = 0; c < m; ++c) {
-                            out[l * m + c] = sums[l * m + c];
+                            out[l * ys + c] = sums[l * m + c];
                         }
                         if (b != NULL || act != 0) {
-                            al_bias_activate(out + l * m, b, m, act, slope);
+                            al_bias_activate(out + l * ys, b, m, act, slope);
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/* 2-D convolution (cross-correlation, as the frameworks compute it) with its epilogue, in g->groups groups (0 or 1:
+   one): group q reads input channels [q * cin / G, (q + 1) * cin / G) and writes output channels
+   [q * cout / G, (q + 1) * cout / G) (G = cin = cout is the depthwise conv). Weights w: per group, its cout / G rows
+   of kh*kw*(cin / G) values in patch order, in al_dense4_f32's blocks of 4 rows; b (may be NULL) cout biases.
+   Each group is computed by al_conv_group_f32 on a copy of the geometry restricted to it.
+   Computes output rows oy0 <= oy < oy1 (0 and ph for the whole layer) into y, channels last. patch holds 4 patches
+   of kh*kw*cin/G floats, sums 4 * cout / G floats; a layer marked g->direct 1 goes to al_conv3x3_pool2_f32 instead
+   (its weights are plain rows), 2 to al_dwconv_f32 (its weights tap-major); neither needs the buffers. */
+AL_LAYER
+static void al_conv_f32(const float *x, const float *w, const float *b, float *y, float *patch, float *sums,
+                        const al_conv_geom *g, int act, float slope, int oy0, int oy1)
+{
+    const int groups = g->groups > 1 ? g->groups : 1;
+    al_conv_geom part = *g;
+    int q;
+    if (g->direct == 1) {
+        al_conv3x3_pool2_f32(x, w, b, y, g, act, slope, oy0, oy1);
+        return;
+    }
+    if (g->direct == 2) {
+        al_dwconv_f32(x, w, b, y, g, act, slope, oy0, oy1);
+        return;
+    }
+    part.cin = g->cin / groups;
+    part.cout = g->cout / groups;
+    for (q = 0; q < groups; ++q) {
+        al_conv_group_f32(x + q * part.cin * g->sc, w + q * part.cout * part.kh * part.kw * part.cin,
+                          b != NULL ? b + q * part.cout : NULL, y + q * part.cout, g->cout, patch, sums, &part,
+                          act, slope, oy0, oy1);
     }
 }

@@ -87,37 +87,46 @@ AL_NO_PRESCHEDULE static void al_dot_q8(const uint32_t *xq, const uint64_t *w, i
    v = (float)sum * scale[c] + b[c] and the activation, written as floats to y or, when yq is not NULL, quantized
    with out_inv_scale into pair words (cout even). The maximum may be taken on the sums because scale[c] > 0 and
    every later step is monotonic, so it gives the same bits as pooling the finished values.
-   fpatch (kh*kw*cin floats) is used only with float input; best holds mp int32 sums. */
+   With g->groups = G > 1, group q reads input channels [q * cin / G, (q + 1) * cin / G) (from floats xf only) and
+   owns the mp rows of w, scale and b from row q * mp: output channel c is row (c / (cout / G)) * mp + c % (cout / G).
+   kp and mp are per group. fpatch (kh*kw*cin/G floats) is used only with float input; best holds G * mp sums. */
 AL_LAYER
 static void al_conv_q8(const float *xf, const uint32_t *xq, float in_inv_scale, const uint64_t *w, const float *scale,
                        const float *b, float *y, uint32_t *yq, float out_inv_scale, float *fpatch, uint32_t *qpatch,
                        int32_t *best, const al_conv_geom *g, int kp, int mp, int act, float slope)
 {
-    const int k = g->kh * g->kw * g->cin;
+    const int groups = g->groups > 1 ? g->groups : 1;
     const int pool = g->pkh > 0;
     const int wh = pool ? g->pkh : 1, ww = pool ? g->pkw : 1;
     const int sy = pool ? g->psy : 1, sx = pool ? g->psx : 1;
-    int oy, ox, dy, dx, c;
+    al_conv_geom part = *g;
+    int k, oy, ox, dy, dx, c, q;
     int32_t low = 0;
+    part.cin = g->cin / groups;
+    part.cout = g->cout / groups;
+    k = g->kh * g->kw * part.cin;
     for (oy = 0; oy < g->ph; ++oy) {
         for (ox = 0; ox < g->pw; ++ox) {
             const int at = (oy * g->pw + ox) * g->cout;
-            for (dy = 0; dy < wh; ++dy) {
-                for (dx = 0; dx < ww; ++dx) {
-                    const int first = dy == 0 && dx == 0;
-                    if (xq != NULL) {
-                        al_patch_q16(xq, qpatch, g, oy * sy + dy, ox * sx + dx, kp);
-                    } else {
-                        al_patch_f32(xf, fpatch, g, oy * sy + dy, ox * sx + dx);
-                        al_quantize_q8(fpatch, qpatch, k, kp, in_inv_scale);
+            for (q = 0; q < groups; ++q) {
+                for (dy = 0; dy < wh; ++dy) {
+                    for (dx = 0; dx < ww; ++dx) {
+                        const int first = dy == 0 && dx == 0;
+                        if (xq != NULL) {
+                            al_patch_q16(xq, qpatch, g, oy * sy + dy, ox * sx + dx, kp);
+                        } else {
+                            al_patch_f32(xf + q * part.cin * g->sc, fpatch, &part, oy * sy + dy, ox * sx + dx);
+                            al_quantize_q8(fpatch, qpatch, k, kp, in_inv_scale);
+                        }
+                        al_dot_q8(qpatch, w + q * (mp * kp / 8), best + q * mp, kp, mp, !first);
                     }
-                    al_dot_q8(qpatch, w, best, kp, mp, !first);
                 }
             }
             for (c = 0; c < g->cout; ++c) {
-                float v = (float)best[c] * scale[c];
+                const int r = (c / part.cout) * mp + c % part.cout;
+                float v = (float)best[r] * scale[r];
                 if (b != NULL) {
-                    v = v + b[c];
+                    v = v + b[r];
                 }
                 v = al_activate(v, act, slope);
                 if (yq == NULL) {
