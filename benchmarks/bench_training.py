@@ -252,6 +252,26 @@ def make_epoch_torch(build: Callable[[Any], tuple[Any, list[Any]]] = torch_mlp,
     return epoch_torch
 
 
+def torch_pass(torch: Any, net: Any, opt: Any, x: np.ndarray, y: np.ndarray, order: np.ndarray,
+               batch: int = BATCH) -> tuple[float, int]:
+    """One pass of PyTorch training over (x, y) in the given order, the work an epoch of the contenders does per
+    mini-batch (forward, cross-entropy, loss value and correct count, backward, step); (summed loss, correct)."""
+    xt, yt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y))
+    index = torch.from_numpy(order)
+    total_loss, correct = 0.0, 0
+    for start in range(0, len(x), batch):
+        idx = index[start:start + batch]
+        xb, yb = xt[idx], yt[idx]
+        z = net(xb)
+        loss = torch.nn.functional.cross_entropy(z, yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        total_loss += loss.item() * len(idx)
+        correct += int((z.argmax(dim=1) == yb).sum())
+    return total_loss, correct
+
+
 def torch_trainer(torch: Any, build: Callable[[Any], tuple[Any, list[Any]]], init: Arrays,
                   ) -> Callable[[np.ndarray, np.ndarray], Arrays]:
     """A PyTorch model made once from ``init`` and a function training it for one pass over (x, y); returns the
@@ -263,19 +283,7 @@ def torch_trainer(torch: Any, build: Callable[[Any], tuple[Any, list[Any]]], ini
     opt = torch.optim.SGD(params, lr=LR)
 
     def train(x: np.ndarray, y: np.ndarray) -> Arrays:
-        xt, yt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y))
-        order = torch.from_numpy(batch_order(len(x)).permutation(len(x)))
-        total_loss, correct = 0.0, 0
-        for start in range(0, len(x), BATCH):
-            idx = order[start:start + BATCH]
-            xb, yb = xt[idx], yt[idx]
-            z = net(xb)
-            loss = torch.nn.functional.cross_entropy(z, yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total_loss += loss.item() * len(idx)
-            correct += int((z.argmax(dim=1) == yb).sum())
+        torch_pass(torch, net, opt, x, y, batch_order(len(x)).permutation(len(x)))
         return [p.detach().numpy().copy() for p in params]
 
     return train

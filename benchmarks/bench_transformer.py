@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_training import blas_threads, peak_rss_mb, report_ratio, reset_peak_rss, time_in_turns
+from bench_training import blas_threads, peak_rss_mb, report_ratio, reset_peak_rss, time_in_turns, torch_pass
 
 from autograd_lab import Variable
 from autograd_lab.data import load_bundled_mnist
@@ -115,20 +115,7 @@ def torch_trainer(torch: Any, init: Arrays) -> Any:
     rng = np.random.default_rng(SEED)
 
     def train(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
-        xt, yt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y))
-        order = torch.from_numpy(rng.permutation(len(x)))
-        total_loss, correct = 0.0, 0
-        for start in range(0, len(x), BATCH):
-            idx = order[start:start + BATCH]
-            xb, yb = xt[idx], yt[idx]
-            z = net(xb)
-            loss = torch.nn.functional.cross_entropy(z, yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total_loss += loss.item() * len(idx)
-            correct += int((z.argmax(dim=1) == yb).sum())
-        return total_loss, correct
+        return torch_pass(torch, net, opt, x, y, rng.permutation(len(x)), BATCH)
 
     return train
 
