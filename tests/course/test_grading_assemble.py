@@ -58,7 +58,8 @@ def test_the_sandbox_gets_the_visible_parts_first_and_the_hidden_parts_without_j
 ) -> None:
     job = assemble.assemble(SOURCE, write(tmp_path, submission))
     public = job.public_cells()
-    assert [c["index"] for c in public] == [c.index for c in job.cells]
+    # every cell but the instructor's demos (tests may not use them; grading does not run them)
+    assert [c["index"] for c in public] == [c.index for c in job.cells if c.kind != assemble.DEMO]
     assert not any("BEGIN HIDDEN TESTS" in c["source"] or "hidden_test" in c["source"] for c in public)
     secret = job.secret_tests()
     assert [t["grade_id"] for t in secret] == job.tags
