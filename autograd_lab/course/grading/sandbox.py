@@ -241,7 +241,11 @@ def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path,
     if feedback_package is None:
         return _run(public, secret, package, limits, unsafe, nice, feedback=True)
     shown = _run(public, {"seeds": {}, "tests": []}, feedback_package, limits, unsafe, nice, feedback=True)
-    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False)
+    # Answer cells that ran past their limit there are not run again: the same code with no secret yet would only
+    # spend another cell_seconds (the list can only make the graded run do less, never earn a point).
+    timed_out = sorted(i for i, shown_cell in shown.outputs.items()
+                       if (shown_cell.get("error") or {}).get("ename") == "CellTimeoutError")
+    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False, skip=timed_out)
     graded.outputs, graded.truncated, graded.public_done = shown.outputs, shown.truncated, shown.public_done
     graded.seconds += shown.seconds
     graded.cpu_seconds += shown.cpu_seconds
@@ -250,7 +254,7 @@ def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path,
 
 
 def _run(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, unsafe: bool,
-         nice: int, feedback: bool) -> RunResult:
+         nice: int, feedback: bool, skip: list[int] | None = None) -> RunResult:
     """One sandbox run of the exercise process (see :func:`run_job`)."""
     # In the sandbox RLIMIT_NPROC counts the processes of its own user namespace; unsafe, all of the uid's.
     lims = {**limits.as_dict(), "nproc_base": launch.uid_processes() if unsafe else 0}
@@ -272,7 +276,7 @@ def _run(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, li
     timer.start()
     tags = {str(t["grade_id"]) for t in secret["tests"]}
     try:
-        _send(proc, frame({"limits": lims, "cells": public, "feedback": feedback}))
+        _send(proc, frame({"limits": lims, "cells": public, "feedback": feedback, "skip": skip or []}))
         budget = int(limits.output_kb) * 1024 * 2 + 4 * MIB  # JSON overhead of the harness's own clipped output
         budget += len(tags) * (exchange.MAX_BYTES * 4 // 3 + 1024)
         received = 0
