@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import csv
 import difflib
-import importlib
 import inspect
 import re
 import textwrap
@@ -128,19 +127,12 @@ def _references_by_cell(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
 
 
 def _reference_source(dotted: str) -> str | None:
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            value = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                value = getattr(value, attr)
-            return inspect.getsource(value)
-        except (AttributeError, OSError, TypeError):
-            return None
-    return None
+    from autograd_lab.course.checks import resolve
+
+    try:
+        return inspect.getsource(resolve(dotted))
+    except (LookupError, OSError, TypeError):
+        return None
 
 
 def compare(answers: dict[str, dict[str, str]], solutions: dict[str, str],
