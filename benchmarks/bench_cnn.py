@@ -27,7 +27,6 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before NumPy is imported: BLAS reads it once, at load time
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +36,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_training import child_memory_growth
 
 from autograd_lab.data import DataError, load_dataset
 from autograd_lab.nn import CNN
@@ -330,13 +331,7 @@ def speed_and_memory(repeats: int) -> bool:
         print(f"  difference from PyTorch: after 4 steps {rel:.1e} (largest, relative to each array's largest value); "
               f"after the epoch {diff:.2e} absolute (float32 rounding, amplified by {len(x) // BATCH} steps)")
 
-    child = subprocess.run([sys.executable, __file__, "--memory-child", "3"], capture_output=True, text=True,
-                           check=True)
-    peaks = [float(p) for p in child.stdout.split()]
-    growth = peaks[-1] - peaks[0]
-    ok &= growth < MAX_GROWTH_MB
-    print(f"peak RSS after epochs 1-3: {', '.join(f'{p:.1f}' for p in peaks)} MB; growth after the first epoch "
-          f"{growth:.2f} MB (limit {MAX_GROWTH_MB}): {'PASS' if growth < MAX_GROWTH_MB else 'FAIL'}")
+    ok &= child_memory_growth(__file__, 3, MAX_GROWTH_MB, "")
     return ok
 
 

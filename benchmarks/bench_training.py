@@ -433,6 +433,19 @@ def time_in_turns(trainers: dict[str, Trainer], x: np.ndarray, y: np.ndarray, st
     return {name: seconds / steps for name, seconds in total.items()}
 
 
+
+def child_memory_growth(script: str, epochs: int, limit_mb: float, label: str) -> bool:
+    """Run ``script --memory-child epochs`` (a fresh process, so the peaks are its own), print the peak RSS after each
+    epoch and the growth after the first, and return whether the growth stays under ``limit_mb``."""
+    child = subprocess.run([sys.executable, script, "--memory-child", str(epochs)], capture_output=True, text=True,
+                           check=True)
+    peaks = [float(p) for p in child.stdout.split()]
+    growth = peaks[-1] - peaks[0]
+    ok = growth < limit_mb
+    print(f"peak RSS after epochs 1-{epochs}{label}: {', '.join(f'{p:.1f}' for p in peaks)} MB; growth after the first "
+          f"epoch {growth:.2f} MB (limit {limit_mb}): {'PASS' if ok else 'FAIL'}")
+    return ok
+
 def peak_rss_mb() -> float:
     """Peak resident set size (MB) since the last :func:`reset_peak_rss` (Linux VmHWM), else since the start."""
     try:

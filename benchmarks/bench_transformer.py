@@ -27,7 +27,6 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before NumPy is imported: BLAS reads it once, at load time
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_training import blas_threads, peak_rss_mb, report_ratio, reset_peak_rss, time_in_turns, torch_pass
+from bench_training import (
+    blas_threads,
+    child_memory_growth,
+    peak_rss_mb,
+    report_ratio,
+    reset_peak_rss,
+    time_in_turns,
+    torch_pass,
+)
 
 from autograd_lab import Variable
 from autograd_lab.data import load_bundled_mnist
@@ -193,13 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             report_ratio("eager / pytorch", per_step["eager"] / per_step["pytorch"], None)
         print(f"  largest logits difference from PyTorch on one batch, same weights (float32): "
               f"{logits_difference(torch, init, x[:BATCH]):.1e}")
-    child = subprocess.run([sys.executable, __file__, "--memory-child", "3"], capture_output=True, text=True,
-                           check=True)
-    peaks = [float(p) for p in child.stdout.split()]
-    growth = peaks[-1] - peaks[0]
-    ok &= growth < MAX_GROWTH_MB
-    print(f"peak RSS after epochs 1-3 of the plan: {', '.join(f'{p:.1f}' for p in peaks)} MB; growth after the first "
-          f"epoch {growth:.2f} MB (limit {MAX_GROWTH_MB}): {'PASS' if growth < MAX_GROWTH_MB else 'FAIL'}")
+    ok &= child_memory_growth(__file__, 3, MAX_GROWTH_MB, " of the plan")
     return 0 if ok else 1
 
 
