@@ -179,7 +179,7 @@ class Operator:
         ndarray of the input's shape, cast to the input's dtype.
 
         Args:
-            gy: d(root)/d(output), the output's shape.
+            gy: d(root)/d(output), the output's shape; made read-only (a write into it raises ValueError).
             needs: one flag per input, True where the gradient is wanted; None: every input's is.
 
         Raises:
@@ -188,6 +188,8 @@ class Operator:
             AnomalyError: under ``detect_anomaly()``, if a wanted gradient holds NaN or inf.
         """
         self._needs = needs
+        if gy.flags.writeable:  # read-only while backward runs, as the inputs and the output are
+            gy.setflags(write=False)
         grads = self.backward(gy)
         inputs = self.inputs
         if type(grads) is not list or len(grads) != len(inputs):

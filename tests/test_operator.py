@@ -164,3 +164,34 @@ def test_gradients_are_cast_to_the_inputs_dtype():
 def test_repr_shows_the_configuration():
     assert repr(MatMulOp(transpose_b=True)) == "MatMulOp(transpose_a=False, transpose_b=True)"
     assert Double().config() == {}
+
+
+class WritesIntoGy(Operator):
+    """A backward that scales gy in place: the mistake chapter 06 warns about."""
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return 2 * x
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        gy *= 2
+        return [gy]
+
+
+@pytest.mark.parametrize("depth", [1, 2], ids=["gy is the seed", "gy comes from another op"])
+def test_a_write_into_gy_fails_loudly(depth: int) -> None:
+    x = Variable.from_numpy(np.ones(3))
+    y = WritesIntoGy()(x)
+    if depth == 2:
+        y = Double()(y)
+    with pytest.raises(ValueError, match="read-only"):
+        Engine.backward(y, grad=np.ones(3))
+
+
+def test_a_read_only_gy_still_accumulates_into_leaves() -> None:
+    # AddOp hands gy itself to both inputs; the leaf x receives it twice and must sum into its own array.
+    x = Variable.from_numpy(np.array([1.0, 2.0]))
+    y = AddOp()(x, x)
+    Engine.backward(y, grad=np.array([3.0, 4.0]))
+    np.testing.assert_array_equal(x.grad, [6.0, 8.0])
+    x.grad += 1  # the leaf's gradient is its own, writable array
+    np.testing.assert_array_equal(x.grad, [7.0, 9.0])
