@@ -3,6 +3,7 @@
 from ..spec import Mutant
 
 _SLICE = "xp[:, :, i:i + stride * (ho - 1) + 1:stride, j:j + stride * (wo - 1) + 1:stride]"
+_UPDATE = "return (1 - momentum) * running_mean + momentum * mean, (1 - momentum) * running_var + momentum * var"
 _LOOPS = "        for i in range(k):\n            for j in range(k):\n                wins"
 
 MUTANTS = [
@@ -24,15 +25,18 @@ MUTANTS = [
     Mutant("im2col_code", "slices not cut to the output grid",
            edits=[(_SLICE, "xp[:, :, i::stride, j::stride]")], says=r"H_out x W_out"),
     Mutant("im2col_code", "columns in float64 whatever the input",
-           edits=[("cols = np.empty((n, c, kh, kw, ho, wo), dtype=xp.dtype)", "cols = np.empty((n, c, kh, kw, ho, wo))")],
+           edits=[("cols = np.empty((n, c, kh, kw, ho, wo), dtype=xp.dtype)",
+                   "cols = np.empty((n, c, kh, kw, ho, wo))")],
            says=r"dtype"),
     # Conv2DOp (and its col2im)
     Mutant("conv2d_code", "col2im overwrites overlapping copies (= for +=)",
            edits=[("] += cols6[:, :, i, j]", "] = cols6[:, :, i, j]")],
            says=r"add up|\+="),
-    Mutant("conv2d_code", "dx keeps the padding", edits=[("        dx = dxp[:, :, p:p + x.shape[2], p:p + x.shape[3]]\n",
-                                                          "        dx = dxp\n")], says=r"crop"),
-    Mutant("conv2d_code", "dw averaged over the batch", edits=[(".sum(axis=0).reshape(w.shape)", ".mean(axis=0).reshape(w.shape)")],
+    Mutant("conv2d_code", "dx keeps the padding",
+           edits=[("        dx = dxp[:, :, p:p + x.shape[2], p:p + x.shape[3]]\n", "        dx = dxp\n")],
+           says=r"crop"),
+    Mutant("conv2d_code", "dw averaged over the batch",
+           edits=[(".sum(axis=0).reshape(w.shape)", ".mean(axis=0).reshape(w.shape)")],
            says=r"sum over the batch"),
     Mutant("conv2d_code", "kernel flipped (true convolution)",
            edits=[("y = np.matmul(w.reshape(w.shape[0], -1), self.cols)",
@@ -52,7 +56,7 @@ MUTANTS = [
            edits=[("wins = (x[:, :, i::k, j::k] == best) & free", "wins = x[:, :, i::k, j::k] == best")],
            says=r"every tied maximum"),
     Mutant("max_pool_code", "gradient to the last tied maximum",
-           edits=[(_LOOPS, "        for i in reversed(range(k)):\n            for j in reversed(range(k)):\n                wins")],
+           edits=[(_LOOPS, _LOOPS.replace("range(k)", "reversed(range(k))"))],
            says=r"last"),
     Mutant("max_pool_code", "maximum written into the input (no copy)",
            edits=[("best = x[:, :, 0::k, 0::k].copy()", "best = x[:, :, 0::k, 0::k]"),
@@ -80,13 +84,14 @@ MUTANTS = [
     Mutant("running_stats_code", "minus sign in the mean update",
            edits=[("+ momentum * mean,", "- momentum * mean,")], says=r"minus sign"),
     Mutant("running_stats_code", "momentum and 1 - momentum exchanged",
-           edits=[("return (1 - momentum) * running_mean + momentum * mean, (1 - momentum) * running_var + momentum * var",
-                   "return momentum * running_mean + (1 - momentum) * mean, momentum * running_var + (1 - momentum) * var")],
+           edits=[(_UPDATE, "return momentum * running_mean + (1 - momentum) * mean, "
+                            "momentum * running_var + (1 - momentum) * var")],
            says=r"exchanged"),
     Mutant("running_stats_code", "updates the running statistics in place",
-           edits=[("    return (1 - momentum) * running_mean + momentum * mean, (1 - momentum) * running_var + momentum * var\n",
+           edits=[("    " + _UPDATE + "\n",
                    "    running_mean *= 1 - momentum\n    running_mean += momentum * mean\n"
-                   "    running_var *= 1 - momentum\n    running_var += momentum * var\n    return running_mean, running_var\n")],
+                   "    running_var *= 1 - momentum\n    running_var += momentum * var\n"
+                   "    return running_mean, running_var\n")],
            says=r"in place"),
     Mutant("running_stats_code", "4-D batch: mean over H and W only, not the batch",
            edits=[("axes = (0,) if x.ndim == 2 else (0, 2, 3)", "axes = (0,) if x.ndim == 2 else (2, 3)")],
