@@ -7,7 +7,7 @@ GA = "        ga = gy / b\n"
 MUTANTS = [
     # AddOp
     Mutant("add_op_code", "b's gradient negated", edits=[("return [gy, gy]", "return [gy, -gy]")],
-           says=r"b\.grad"),
+           says=r"wrong sign"),
     Mutant("add_op_code", "forgot to multiply by gy (local derivatives only)",
            edits=[("return [gy, gy]", "return [np.ones_like(gy), np.ones_like(gy)]")], says=r"multiply by gy"),
     Mutant("add_op_code", "None for b's gradient", edits=[("return [gy, gy]", "return [gy, None]")],
@@ -37,7 +37,7 @@ MUTANTS = [
     Mutant("mul_op_code", "forgot to multiply by gy", edits=[("return [gy * b, gy * a]", "return [b, a]")],
            says=r"multiply by gy"),
     Mutant("mul_op_code", "both gradients gy·b (copy and paste)",
-           edits=[("return [gy * b, gy * a]", "return [gy * b, gy * b]")], says=r"b\.grad.*gy·a"),
+           edits=[("return [gy * b, gy * a]", "return [gy * b, gy * b]")], says=r"same as a\.grad"),
     Mutant("mul_op_code", "dot product instead of elementwise", edits=[("return a * b", "return a @ b")],
            says=r"elementwise"),
     Mutant("mul_op_code", "gradients from the output divided by the input (0/0 where an input is 0)",
