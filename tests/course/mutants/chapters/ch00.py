@@ -1,0 +1,97 @@
+"""Chapter 00 (welcome): plausible wrong answers, as edits of the current solutions."""
+
+from ..spec import Mutant
+
+PAD_A = "    a = (1,) * (n - len(shape_a)) + tuple(shape_a)\n"
+PAD_B = "    b = (1,) * (n - len(shape_b)) + tuple(shape_b)\n"
+RULE = "        if p == q or q == 1:\n            out.append(p)\n        elif p == 1:\n            out.append(q)\n"
+VIEWS = '("a[1]", "a[:, 1:3]", "a.T", "a.reshape(4, 3)")'
+RELU = "return np.asarray(np.maximum(x, 0), dtype=x.dtype)"
+
+MUTANTS = [
+    # broadcast_shape
+    Mutant("broadcast_shape_code", "shapes lined up from the left",
+           edits=[(PAD_A, "    a = tuple(shape_a) + (1,) * (n - len(shape_a))\n"),
+                  (PAD_B, "    b = tuple(shape_b) + (1,) * (n - len(shape_b))\n")], says=r"from the left"),
+    Mutant("broadcast_shape_code", "extra leading axes dropped (zip over the reversed shapes without padding)",
+           edits=[(PAD_A, "    a = tuple(shape_a)[::-1]\n"), (PAD_B, "    b = tuple(shape_b)[::-1]\n"),
+                  ("return tuple(out)", "return tuple(out[::-1])")], says=r"leading axes|pad"),
+    Mutant("broadcast_shape_code", "the larger size wins, so a 0 meeting a 1 gives 1",
+           edits=[(RULE, "        if p == q or p == 1 or q == 1:\n            out.append(max(p, q))\n")],
+           says=r"size 0|a 0"),
+    Mutant("broadcast_shape_code", "a size 1 in the first shape does not stretch",
+           edits=[("        elif p == 1:\n            out.append(q)\n", "        elif p == 1:\n            out.append(p)\n")],
+           says=r"size 1"),
+    Mutant("broadcast_shape_code", "no error: mismatched sizes give the larger one",
+           edits=[("            raise ValueError(\n", "            out.append(max(p, q))\n            continue\n"
+                   "            raise ValueError(\n")], says=r"should raise ValueError"),
+    Mutant("broadcast_shape_code", "the error does not name the shapes",
+           edits=[("f\"shapes {tuple(shape_a)} and {tuple(shape_b)} do not broadcast", "f\"shapes do not broadcast")],
+           says=r"name both shapes"),
+    Mutant("broadcast_shape_code", "TypeError instead of ValueError",
+           edits=[("            raise ValueError(\n", "            raise TypeError(\n")], says=r"not TypeError"),
+    Mutant("broadcast_shape_code", "returns a list", edits=[("return tuple(out)", "return out")], says=r"tuple"),
+    # standardize_columns
+    Mutant("standardize_columns_code", "sample std (ddof=1)",
+           edits=[("Xf.std(axis=0)", "Xf.std(axis=0, ddof=1)")], says=r"ddof=1"),
+    Mutant("standardize_columns_code", "mean over the rows (axis=1)",
+           edits=[("centred = Xf - Xf.mean(axis=0)", "centred = Xf - Xf.mean(axis=1, keepdims=True)")],
+           says=r"axis"),
+    Mutant("standardize_columns_code", "constant column detected by std == 0",
+           edits=[("constant = Xf.max(axis=0) == Xf.min(axis=0)", "constant = Xf.std(axis=0) == 0")],
+           says=r"all equal"),
+    Mutant("standardize_columns_code", "constant columns divide 0 by 0 (zeros by np.where, after a warning)",
+           edits=[("std = np.where(constant, 1, Xf.std(axis=0)).astype(dtype)", "std = Xf.std(axis=0)")],
+           says=r"warning"),
+    Mutant("standardize_columns_code", "always float64",
+           edits=[("dtype = X.dtype if np.issubdtype(X.dtype, np.floating) else np.float64", "dtype = np.float64")],
+           says=r"float32"),
+    Mutant("standardize_columns_code", "an integer input keeps its integer dtype",
+           edits=[("dtype = X.dtype if np.issubdtype(X.dtype, np.floating) else np.float64", "dtype = X.dtype")],
+           says=r"integer"),
+    Mutant("standardize_columns_code", "centres X in place",
+           edits=[("Xf = X.astype(dtype)  # a new array, so X itself is never touched",
+                   "Xf = X.astype(dtype, copy=False)\n    Xf -= Xf.mean(axis=0)"),
+                  ("centred = Xf - Xf.mean(axis=0)", "centred = Xf")], says=r"changed its input"),
+    # views_quiz
+    Mutant("views_quiz_code", "a reshape taken for a copy",
+           edits=[(VIEWS, '("a[1]", "a[:, 1:3]", "a.T")')], says=r"reshape.*is a view"),
+    Mutant("views_quiz_code", "a transpose taken for a copy",
+           edits=[(VIEWS, '("a[1]", "a[:, 1:3]", "a.reshape(4, 3)")')], says=r"a\.T is a view"),
+    Mutant("views_quiz_code", "indexing with a list taken for a view",
+           edits=[(VIEWS, '("a[1]", "a[:, 1:3]", "a.T", "a.reshape(4, 3)", "a[[0, 2]]")')],
+           says=r"a\[\[0, 2\]\] is a copy"),
+    Mutant("views_quiz_code", "a boolean mask taken for a view",
+           edits=[(VIEWS, '("a[1]", "a[:, 1:3]", "a.T", "a.reshape(4, 3)", "a[a > 5]")')],
+           says=r"a\[a > 5\] is a copy"),
+    Mutant("views_quiz_code", "astype taken for a view",
+           edits=[(VIEWS, '("a[1]", "a[:, 1:3]", "a.T", "a.reshape(4, 3)", "a.astype(np.float32)")')],
+           says=r"astype.*is a copy"),
+    Mutant("views_quiz_code", "an expression not copied exactly",
+           edits=[(VIEWS, '("a[1]", "a[:, 1:3]", "a.T", "a.reshape(4,3)")')], says=r"exactly as written"),
+    # relu_copy
+    Mutant("relu_copy_code", "writes into x", edits=[(RELU, "x[x < 0] = 0\n    return x")], says=r"read-only|wrote"),
+    Mutant("relu_copy_code", "a NumPy scalar for a 0-d input", edits=[(RELU, "return np.maximum(x, 0)")],
+           says=r"0-d"),
+    Mutant("relu_copy_code", "cast to float64", edits=[(RELU, "return np.asarray(np.maximum(x, 0), dtype=float)")],
+           says=r"float32"),
+    Mutant("relu_copy_code", "returns x itself when nothing is negative",
+           edits=[(RELU, "if (x >= 0).all():\n        return x\n    " + RELU)], says=r"new array"),
+    Mutant("relu_copy_code", "0.0 turns an integer input into floats",
+           edits=[(RELU, "return np.asarray(np.maximum(x, 0.0))")], says=r"integer"),
+    Mutant("relu_copy_code", "keeps the negatives (np.minimum)", edits=[(RELU, "return np.asarray(np.minimum(x, 0), dtype=x.dtype)")],
+           says=r"negative"),
+    # machine_epsilon
+    Mutant("machine_epsilon_code", "the smallest positive number instead of the gap next to 1",
+           edits=[("while one + eps / two != one:", "while eps / two != 0:")], says=r"gap next to 1"),
+    Mutant("machine_epsilon_code", "float64 constants turn the sums into float64",
+           edits=[("one, two = t(1), t(2)", "one, two = np.float64(1), np.float64(2)")], says=r"in that dtype"),
+    Mutant("machine_epsilon_code", "one halving too many", edits=[("return float(eps)", "return float(eps / two)")],
+           says=r"halving too many"),
+    Mutant("machine_epsilon_code", "one halving too few", edits=[("return float(eps)", "return float(eps * two)")],
+           says=r"halving too few"),
+    Mutant("machine_epsilon_code", "returns a NumPy scalar", edits=[("return float(eps)", "return eps")],
+           says=r"Python float"),
+    Mutant("machine_epsilon_code", "an np.dtype is not turned into a scalar type",
+           edits=[("t = np.dtype(dtype).type", "t = dtype")], says=r"np\.dtype"),
+]
