@@ -155,7 +155,7 @@ class Operator:
                 raise
             shapes = ", ".join(str(x.shape) for x in xs)
             raise ShapeError(
-                f"{type(self).__name__}.forward failed for input shapes {shapes} "
+                f"{type(self).__name__}.forward raised ValueError on inputs of shapes {shapes} "
                 f"(called at {user_callsite() or 'unknown'}): {exc}"
             ) from exc
         if type(out) is not np.ndarray:

@@ -166,6 +166,6 @@ def _forward_error(op: Any, exc: ValueError) -> ValueError:
     ShapeError naming the input shapes and the calling line (here, the replay's), which is unwrapped."""
     cause = exc.__cause__
     if (isinstance(exc, ShapeError) and isinstance(cause, ValueError) and not isinstance(cause, ShapeError)
-            and str(exc).startswith(f"{type(op).__name__}.forward failed for input shapes")):
+            and str(exc).startswith(f"{type(op).__name__}.forward raised ValueError on inputs of shapes")):
         return cause
     return exc
