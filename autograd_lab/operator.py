@@ -146,6 +146,7 @@ class Operator:
 
         Raises:
             ShapeError: if ``forward`` raises a ValueError (names the op, the input shapes and the calling line).
+            ValueError: if ``forward`` writes into an input (read-only); names the op and the calling line.
             AnomalyError: under ``detect_anomaly()``, if the output holds NaN or inf.
         """
         try:
@@ -153,6 +154,11 @@ class Operator:
         except ValueError as exc:
             if isinstance(exc, ShapeError):
                 raise
+            if "read-only" in str(exc):  # NumPy's words for a write into a read-only input: not a shape fault
+                raise ValueError(
+                    f"{type(self).__name__}.forward wrote into one of its inputs, which are read-only: compute a new "
+                    f"array instead (called at {user_callsite() or 'unknown'}): {exc}"
+                ) from exc
             shapes = ", ".join(str(x.shape) for x in xs)
             raise ShapeError(
                 f"{type(self).__name__}.forward raised ValueError on inputs of shapes {shapes} "

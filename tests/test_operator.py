@@ -195,3 +195,28 @@ def test_a_read_only_gy_still_accumulates_into_leaves() -> None:
     np.testing.assert_array_equal(x.grad, [6.0, 8.0])
     x.grad += 1  # the leaf's gradient is its own, writable array
     np.testing.assert_array_equal(x.grad, [7.0, 9.0])
+
+
+class WritesIntoInput(Operator):
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        if self.how == "+=":
+            x += 1
+        else:
+            x[0] = 1
+        return x
+
+    def backward(self, gy: np.ndarray) -> list[np.ndarray | None]:
+        return [gy]
+
+
+@pytest.mark.parametrize("how", ["+=", "x[0] = 1"])
+def test_a_write_into_an_input_names_the_op_and_is_not_called_a_shape_error(how: str) -> None:
+    x = Variable.from_numpy(np.zeros(3))
+    with pytest.raises(ValueError, match=r"WritesIntoInput.forward wrote into one of its inputs.*read-only") as info:
+        WritesIntoInput(how)(x)
+    assert not isinstance(info.value, ShapeError)
+    np.testing.assert_array_equal(x.data, np.zeros(3))  # nothing was lost
