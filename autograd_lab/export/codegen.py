@@ -29,8 +29,10 @@ _TEMPLATE_DEPS = {"dense_f32": ["layer", "mac", "activate", "bias_activate"], "m
                   "conv_f32": ["layer", "mac", "activate", "bias_activate", "conv_geom"],
                   "conv_q8": ["layer", "activate", "q8_common", "conv_geom"],
                   "conv_f32_q8": ["layer", "mac", "activate", "bias_activate", "conv_geom", "conv_f32", "q8_common"],
-                  "add_f32": ["broadcast_f32"], "mul_f32": ["broadcast_f32"], "softmax_f32": ["exp_f32"],
-                  "gelu_f32": ["exp_f32"], "bmm_f32": ["layer", "mac"]}
+                  "add_f32": ["layer", "broadcast_f32"], "mul_f32": ["layer", "broadcast_f32"],
+                  "softmax_f32": ["layer", "exp_f32"], "gelu_f32": ["layer", "exp_f32"], "bmm_f32": ["layer", "mac"],
+                  "layer_norm_f32": ["layer"], "copy_f32": ["layer"], "mean_f32": ["layer"],
+                  "quantize_q8": ["layer", "q8_common"]}
 _KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "mul": "mul_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
@@ -54,6 +56,8 @@ class GeneratedC:
         arena_bytes: static RAM for activations.
         flash_bytes: bytes of constant data (weights, biases, scales); the code adds a few KB.
         macs: multiply-accumulates per call of ``<name>_predict``.
+        step_flash: bytes of constant data each step added (in step order; a constant read by several steps
+            counts for the first).
     """
 
     name: str
@@ -64,6 +68,7 @@ class GeneratedC:
     arena_bytes: int
     flash_bytes: int
     macs: int
+    step_flash: tuple[int, ...] = ()
 
 
 def template(name: str) -> str:
@@ -89,7 +94,11 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
     out = graph.output
     plans = {pool: plan_arena(steps, pool, {id(out)}) for pool in ("f32", "q16")}
     emitter = _Emitter(ident, names, graph, plans)
-    calls = [emitter.call(step) for step in steps]
+    calls, step_flash = [], []
+    for step in steps:
+        before = emitter.flash_bytes
+        calls.append(emitter.call(step))
+        step_flash.append(emitter.flash_bytes - before)
     kernels = _kernel_sources(steps)
     arena_bytes = 4 * (plans["f32"].elements + plans["q16"].elements)
     macs = sum(s.macs for s in steps)
@@ -105,7 +114,8 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
         includes.append("\n" + template("conv_geom_type").rstrip())  # the constants include layer geometries
     source = _source(ident, sizes, description, includes, emitter.constants,
                      plans["f32"].elements, plans["q16"].elements, kernels, "\n".join(calls))
-    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
+    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs,
+                      tuple(step_flash))
 
 
 @dataclass

@@ -170,9 +170,10 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 def _sum_in_order(v: np.ndarray, axis: int) -> np.ndarray:
     """The float32 sum along ``axis`` from 0, one element after another (the C loops' order), keeping the axis."""
-    total = np.zeros(np.delete(v.shape, axis), F32)
-    for j in range(v.shape[axis]):
-        total = total + np.take(v, j, axis=axis)
+    terms = np.ascontiguousarray(np.moveaxis(v, axis, 0))  # each term one contiguous block
+    total = np.zeros(terms.shape[1:], F32)
+    for term in terms:
+        total = total + term
     return np.expand_dims(total, axis)
 
 

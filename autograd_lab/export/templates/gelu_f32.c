@@ -1,6 +1,7 @@
 /* GELU, tanh form (Hendrycks & Gimpel 2016, eq. 2), in GELUOp's order of operations:
    y = x * (0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))), with tanh(u) = 1 - 2 / (exp(2u) + 1) (al_exp_f32;
    exact to about 1e-7 absolute, which is what 1 + tanh needs). y may be x. */
+AL_LAYER
 static void al_gelu_f32(const float *x, float *y, int n)
 {
     int i;

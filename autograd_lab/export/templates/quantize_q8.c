@@ -1,4 +1,5 @@
 /* Quantize each of `rows` rows of k floats into kp/2 pair words (al_quantize_q8). */
+AL_LAYER
 static void al_quantize_rows_q8(const float *x, uint32_t *q, int rows, int k, int kp, float inv_scale)
 {
     int r;

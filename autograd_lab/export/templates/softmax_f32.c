@@ -1,6 +1,7 @@
 /* Softmax (log_form 0) or log-softmax (log_form 1) along the middle axis of an outer x n x inner array. The maximum is
    subtracted first, so exp never overflows (the log-sum-exp trick); exp is al_exp_f32, the same bits on every
    target. y may be x: each element is read before it is written. */
+AL_LAYER
 static void al_softmax_f32(const float *x, float *y, int outer, int n, int inner, int log_form)
 {
     int o, i, j;
