@@ -224,7 +224,7 @@ def vit_rows(data, tmp: Path) -> None:
         steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
         model_dir = tmp / kind
         gen = export_c(model, (1, 784), model_dir, "vit", calibration=calibration)
-        pcs, (own,), sizes, elf = m4_trace(model_dir, "vit", data.x_test[:1], model_dir / "m4")
+        pcs, (own,), sizes, _ = m4_trace(model_dir, "vit", data.x_test[:1], model_dir / "m4")
         calls = m4_calls(pcs, own)
         obj = b.model_sizes(model_dir, "vit", "m4f", model_dir / "size")
         flash_ok = "met" if obj.flash <= 128 * 1024 else "NOT met"

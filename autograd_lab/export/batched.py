@@ -17,7 +17,7 @@ import numpy as np
 
 from autograd_lab.export.errors import ExportError
 from autograd_lab.export.steps import Step
-from autograd_lab.export.trace import Node
+from autograd_lab.export.trace import Node, Tensor
 from autograd_lab.export.views import View, merge_axes, row_major
 
 if TYPE_CHECKING:
@@ -38,9 +38,9 @@ def lower_bmm(lowering: Lowering, node: Node, where: str) -> Step:
     if len(va.shape) < 2 or len(vb.shape) < 2:
         raise ExportError(f"{where}: a vector operand with batch axes is not supported by the C kernels")
     if node.attrs.get("transpose_a"):
-        va = va.transpose(tuple(range(len(va.shape) - 2)) + (len(va.shape) - 1, len(va.shape) - 2))
+        va = va.transpose((*range(len(va.shape) - 2), len(va.shape) - 1, len(va.shape) - 2))
     if node.attrs.get("transpose_b"):
-        vb = vb.transpose(tuple(range(len(vb.shape) - 2)) + (len(vb.shape) - 1, len(vb.shape) - 2))
+        vb = vb.transpose((*range(len(vb.shape) - 2), len(vb.shape) - 1, len(vb.shape) - 2))
     (n, k), (k2, m) = va.shape[-2:], vb.shape[-2:]
     if k != k2:
         raise ExportError(f"{where}: inner dimensions differ ({k} vs {k2})")
@@ -51,8 +51,9 @@ def lower_bmm(lowering: Lowering, node: Node, where: str) -> Step:
     out, alpha = node.output, 1.0
     fused: list[Node] = []
     nxt = lowering.sole_consumer(out)
-    if nxt is not None and nxt.kind == "mul" and _scalar_factor(nxt, out) is not None:
-        alpha = _scalar_factor(nxt, out)
+    factor = _scalar_factor(nxt, out) if nxt is not None and nxt.kind == "mul" else None
+    if nxt is not None and factor is not None:
+        alpha = factor
         fused.append(nxt)
         out, nxt = nxt.output, lowering.sole_consumer(nxt.output)
     y_strides = row_major(out.shape)
@@ -88,7 +89,7 @@ def _batch_strides(v: View, batch: tuple[int, ...]) -> list[int]:
     return [0 if i < pad or own[i - pad] == 1 else v.strides[i - pad] for i in range(len(batch))]
 
 
-def _scalar_factor(mul: Node, x) -> float | None:
+def _scalar_factor(mul: Node, x: Tensor) -> float | None:
     """The constant of ``x * c`` (or ``c * x``) when c is a constant holding one value and the product has x's
     shape, else None."""
     a, c = mul.inputs

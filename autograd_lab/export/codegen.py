@@ -25,7 +25,7 @@ from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
 _TEMPLATE_DEPS = {"dense_f32": ["layer", "mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
-                  "dense_q8": ["layer", "activate", "q8_common"], "quantize_q8": ["q8_common"],
+                  "dense_q8": ["layer", "activate", "q8_common"],
                   "conv_f32": ["layer", "mac", "activate", "bias_activate", "conv_geom"],
                   "conv_q8": ["layer", "activate", "q8_common", "conv_geom"],
                   "conv_f32_q8": ["layer", "mac", "activate", "bias_activate", "conv_geom", "conv_f32", "q8_common"],

@@ -134,6 +134,7 @@ class Lowering:
                 return
             src = self._chw_copy(src, src.shape)  # any other view of it reads the NCHW order
         view = self.view(src)
+        new: View | None
         if node.kind == "transpose":
             new = view.transpose(node.attrs.get("axes"))
         elif node.kind == "slice":

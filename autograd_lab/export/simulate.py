@@ -109,17 +109,16 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
         out = z - np.log(total).astype(F32) if p["log"] else e / total
         return out.reshape(n, -1)
     if s.kind == "layer_norm":  # al_layer_norm_f32's order
-        rows = xs[0].reshape(n, p["rows"], p["n"])
+        x_rows = xs[0].reshape(n, p["rows"], p["n"])
         count = F32(p["n"])
-        mean = _sum_in_order(rows, axis=2) / count
-        c = rows - mean
-        rstd = F32(1) / np.sqrt(_sum_in_order(c * c, axis=2) / count + F32(p["eps"]))
-        y = c * rstd
+        centred = x_rows - _sum_in_order(x_rows, axis=2) / count
+        rstd = F32(1) / np.sqrt(_sum_in_order(centred * centred, axis=2) / count + F32(p["eps"]))
+        normed = centred * rstd
         if len(xs) > 1:
-            y = y * xs[1].reshape(p["n"])
+            normed = normed * xs[1].reshape(p["n"])
         if len(xs) > 2:
-            y = y + xs[2].reshape(p["n"])
-        return y.reshape(n, -1)
+            normed = normed + xs[2].reshape(p["n"])
+        return normed.reshape(n, -1)
     if s.kind == "quantize":
         rows = int(p.get("rows", 1))
         q = quantize_values(xs[0].reshape(n, rows, p["k"]), p["inv_scale"])
@@ -148,9 +147,9 @@ def exp_values(x: np.ndarray) -> np.ndarray:
     e = np.clip(e, -126, 128)
     nf = e.astype(F32)
     r = (x - nf * F32(0.693359375)) - nf * F32(-0.000212194442)
-    p = F32(0.000198412701)
-    for c in (0.00138888892, 0.00833333377, 0.0416666679, 0.166666672, 0.5, 1.0, 1.0):
-        p = F32(c) + r * p
+    p = np.full(r.shape, F32(0.000198412701))
+    for coefficient in (0.00138888892, 0.00833333377, 0.0416666679, 0.166666672, 0.5, 1.0, 1.0):
+        p = F32(coefficient) + r * p
     big = e > 127
     p = np.where(big, p * F32(2), p)
     scale = ((np.where(big, e - 1, e) + 127).astype(np.uint32) << np.uint32(23)).view(F32)

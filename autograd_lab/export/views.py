@@ -63,8 +63,8 @@ class View:
         axis %= len(self.shape)
         first, _, _ = slice(start, stop, step).indices(self.shape[axis])
         n = len(range(*slice(start, stop, step).indices(self.shape[axis])))
-        shape = self.shape[:axis] + (n,) + self.shape[axis + 1:]
-        strides = self.strides[:axis] + (self.strides[axis] * step,) + self.strides[axis + 1:]
+        shape = (*self.shape[:axis], n, *self.shape[axis + 1:])
+        strides = (*self.strides[:axis], self.strides[axis] * step, *self.strides[axis + 1:])
         return View(self.base, self.offset + first * self.strides[axis], shape, strides)
 
     def reshape(self, shape: tuple[int, ...]) -> View | None:

@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{c['optimizer']} lr {c['lr']}"
                   + (f" momentum {c['momentum']}" if c['optimizer'] == "sgd" else f" weight decay {c['weight_decay']}")
                   + f" {c['lr_schedule']} schedule, batch {c['batch_size']}, {c['epochs']} epochs, shifts <= "
-                  f"{c['augment_shift']} px" + (f", init {result.model.config()['init']}" if args.model == "cnn" else ""),
+                  f"{c['augment_shift']} px"
+                  + (f", init {result.model.config()['init']}" if args.model == "cnn" else ""),
         "seed": args.seed,
         "held_out_accuracy": result.test_accuracy,
         "held_out": "the 2,000 bundled MNIST test images",

@@ -112,7 +112,7 @@ def test_heads_are_read_in_place_and_the_scale_is_fused():
     steps = lower(graph)
     kinds = [s.kind for s in steps]
     assert kinds.count("bmm") == 4 and kinds.count("copy") == 1  # the one copy is the patch rearrangement
-    scores = [s for s in steps if s.kind == "bmm"][0]
+    scores = next(s for s in steps if s.kind == "bmm")
     assert scores.params["alpha"] == pytest.approx(1 / np.sqrt(8)) and "MulOp" in scores.where
     assert scores.inputs[0] is scores.inputs[1]  # Q and K both in the fused (4, 48) projection
     assert scores.params["geom"]["sb0"] == 1 and scores.params["geom"]["sb1"] == 48  # K^T: K with swapped strides
