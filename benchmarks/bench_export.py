@@ -1,6 +1,7 @@
 """Benchmark of the generated C: instructions per multiply-accumulate, and a size table for Cortex-M3/M4F/M7.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_export.py [--cnn-only]   # gcc, valgrind, arm-none-eabi-gcc, QEMU
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_export.py [--cnn-only | --transformer-only]
+    # gcc, valgrind, arm-none-eabi-gcc, QEMU
 
 Counts (goals: issue 4, MLP: host float <= 2, Cortex-M4 float <= 3 and int8 <= 1.5 instructions per MAC; issue 11,
 CNN conv layers on the Cortex-M4: float <= 3, int8 <= 2):
@@ -18,6 +19,10 @@ The models: an MLP 784-128-10 (ReLU) with fixed random weights, the shipped pret
 (``autograd_lab.export.pretrained``) and a depthwise-separable CNN trained here for a few epochs
 (``benchmarks/ds_cnn.py``, about 2 minutes of CPU), float32 and int8, with their held-out accuracy (the exporter's
 NumPy simulation of each); instruction counts do not depend on the weights' values.
+The vision transformer (issue 23: model flash <= 128 KB, arena <= 48 KB, attention's matrix products <= 3
+instructions per MAC in float32): per layer kind, instructions, MACs and constants; then the board over all 2,000
+held-out images (chunks of 500), its output bits against the host build of the same main.c and its class against
+NumPy's float32 model.
 Sizes for the CNN: the model object's flash (text + data of ``<name>.c`` compiled for the M4F; code plus constants),
 the code of each of the model's functions (the ELF's symbol sizes), the arena, and predict's stack.
 """
@@ -182,8 +187,100 @@ def conv_model_rows(model, title: str, data, tmp: Path) -> None:
                 print(f"    {step.kind}: {count:,} instructions")
 
 
+#: Layer kinds of the transformer report: step kinds -> the row they are counted in (int8 input quantization is
+#: counted with its dense layer).
+VIT_KINDS = {"dense": "dense (embedding, Q/K/V, output projection, feed-forward, head)",
+             "quantize": "dense (embedding, Q/K/V, output projection, feed-forward, head)",
+             "dense_q8": "dense (embedding, Q/K/V, output projection, feed-forward, head)",
+             "bmm": "attention products Q.K^T (scaled) and P.V", "softmax": "softmax over the keys",
+             "layer_norm": "layer norm", "gelu": "GELU (tanh form)", "add": "residual and position adds",
+             "copy": "patch rearrangement (copy)", "mean": "mean of the tokens"}
+BOARD_CHUNK = 500  # held-out images per QEMU run (1.5 MB of samples in the board's 4 MB of flash)
+
+
+def vit_rows(data, tmp: Path) -> None:
+    """The shipped vision transformer: accuracy, sizes, instructions per MAC by layer kind on the Cortex-M4, and
+    the board against the host and NumPy over the whole held-out set."""
+    from autograd_lab import Variable
+    from autograd_lab.export import lower, trace
+    from autograd_lab.export.pretrained import load_vit
+    from autograd_lab.export.quantize import accuracy_report, quantize_steps
+    from autograd_lab.modes import eval_mode
+
+    model = load_vit()
+    graph = trace(model, (1, 784))
+    calib = data.x_train[:1000]
+    with eval_mode():
+        numpy_class = model(Variable.from_numpy(data.x_test)).data.argmax(axis=1)
+    print("\nVision transformer (shipped pretrained, autograd_lab.export.pretrained.load_vit: 16 patches of 7x7, width "
+          "64, 2 pre-norm layers of 4 heads, GELU tanh), one inference on the Cortex-M4 (QEMU mps2-an386):")
+    report = accuracy_report(graph, lower(graph), quantize_steps(graph, lower(graph), calib), data.x_test,
+                             data.y_test)
+    print(f"  accuracy on the held-out images (the exporter's NumPy simulation, int8 calibrated on 1,000 training "
+          f"images): {report}")
+    print("  goals: model flash <= 128 KB, arena <= 48 KB, attention's matrix products <= 3 instructions per MAC "
+          "(float32)")
+    for kind, calibration in (("float32", None), ("int8", calib)):
+        steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
+        model_dir = tmp / kind
+        gen = export_c(model, (1, 784), model_dir, "vit", calibration=calibration)
+        pcs, (own,), sizes, _ = m4_trace(model_dir, "vit", data.x_test[:1], model_dir / "m4")
+        calls = m4_calls(pcs, own)
+        obj = b.model_sizes(model_dir, "vit", "m4f", model_dir / "size")
+        flash_ok = "met" if obj.flash <= 128 * 1024 else "NOT met"
+        arena_ok = "met" if gen.arena_bytes <= 48 * 1024 else "NOT met"
+        print(f"  {kind}: {len(pcs):,} instructions per inference ({len(pcs) / gen.macs:.2f} per MAC over "
+              f"{gen.macs:,} MACs); model object (arm-none-eabi-gcc -O2, M4F): flash {obj.flash:,} B ({flash_ok}; "
+              f"constants {gen.flash_bytes:,} B, code {sum(sizes.values()):,} B in the functions below); arena "
+              f"{gen.arena_bytes:,} B ({arena_ok}); stack {obj.stack} B")
+        print("    code by function (bytes): " + ", ".join(f"{f} {n}" for f, n in sorted(sizes.items())))
+        if len(calls) != len(steps):
+            print(f"    (the trace has {len(calls)} kernel calls for {len(steps)} steps: no per-layer split)")
+        else:
+            rows: dict[str, list[int]] = {}
+            for step, (first, end), flash in zip(steps, calls, gen.step_flash):
+                row = rows.setdefault(VIT_KINDS.get(step.kind, step.kind), [0, 0, 0, 0, 0])
+                row[0] += 1 if step.kind != "quantize" else 0
+                row[1] += step.macs
+                row[2] += end - first
+                row[3] += flash
+                row[4] += 4 * step.output.size if step.output.dtype == "f32" else 0
+            for label, (n, macs, count, flash, elements) in rows.items():
+                per = (f"{count / macs:.2f} per MAC over {macs:,} MACs" if macs else
+                       f"{count / max(elements // 4, 1):.1f} per output value")
+                goal = ""
+                if label.startswith("attention") and kind == "float32":
+                    goal = f" (goal <= 3: {'met' if count / macs <= 3 else 'NOT met'})"
+                print(f"    {label}: {n} step(s), {count:,} instructions, {per}{goal}; constants {flash:,} B")
+        board_rows(model_dir, "vit", data.x_test, numpy_class, model_dir / "board")
+
+
+def board_rows(model_dir: Path, name: str, x: np.ndarray, numpy_class: np.ndarray, work: Path) -> None:
+    """Run the model on the Cortex-M4 board over all of ``x`` (chunks of BOARD_CHUNK images) and on the host with
+    the same main.c; print whether every printed bit agrees and how often the board's class is NumPy's."""
+    exe = work / "main_host"
+    identical, agree = True, 0
+    for start in range(0, len(x), BOARD_CHUNK):
+        chunk = x[start:start + BOARD_CHUNK]
+        b.write_samples_header(model_dir / "samples.h", name, chunk)
+        elf, _ = b.build_mcu(model_dir, name, "m4f", work, model_dir / "samples.h")
+        board = b.run_qemu(elf, "m4f", timeout=900)
+        b.run(["gcc", *b.HOST_FLAGS, f"-I{model_dir}", str(b.MCU_DIR / "main.c"), str(model_dir / f"{name}.c"),
+               "-o", str(exe), "-lm"], "host build of main.c")
+        identical &= board == b.run([str(exe)], "host run").stdout.decode()
+        classes = [int(m.group(1)) for m in re.finditer(r"^sample \d+ class (\d+)", board, re.M)]
+        agree += int(np.sum(np.array(classes) == numpy_class[start:start + len(chunk)]))
+    print(f"    on the board (QEMU mps2-an386) over the {len(x):,} held-out images: output bits identical to the "
+          f"host build: {'yes' if identical else 'NO'}; class equal to NumPy's float32 model on {agree:,} of "
+          f"{len(x):,}")
+
+
 def main() -> int:
     data = load_bundled_mnist()
+    if "--transformer-only" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            vit_rows(data, Path(tmp))
+        return 0
     if "--cnn-only" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
             cnn_rows(data, Path(tmp))
@@ -209,6 +306,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cnn_rows(data, Path(tmp))
         ds_cnn_rows(data, Path(tmp))
+        vit_rows(data, Path(tmp))
     print("\nSize of the model object (arm-none-eabi-gcc -O2; flash = text + data, RAM = data + bss, stack = "
           "predict + deepest kernel from -fstack-usage):")
     print(f"{'target':8s} {'model':8s} {'flash B':>9s} {'RAM B':>7s} {'stack B':>8s}")

@@ -14,6 +14,7 @@ from importlib import resources
 
 import numpy as np
 
+from autograd_lab.export.batched import BMM_FIELDS
 from autograd_lab.export.conv import CONV_BLOCK
 from autograd_lab.export.floats import f32_array_body, f32_literal
 from autograd_lab.export.lower import DENSE_BLOCK
@@ -24,19 +25,24 @@ from autograd_lab.export.trace import Graph, Tensor
 
 # Kernel template -> templates it needs first.
 _TEMPLATE_DEPS = {"dense_f32": ["layer", "mac", "activate", "bias_activate"], "matmul_f32": ["mac"],
-                  "dense_q8": ["activate", "q8_common"],
+                  "dense_q8": ["layer", "activate", "q8_common"],
                   "conv_f32": ["layer", "mac", "activate", "bias_activate", "conv_geom"],
                   "conv_q8": ["layer", "activate", "q8_common", "conv_geom"],
-                  "conv_f32_q8": ["layer", "mac", "activate", "bias_activate", "conv_geom", "conv_f32", "q8_common"]}
-_KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "relu": "relu_f32",
+                  "conv_f32_q8": ["layer", "mac", "activate", "bias_activate", "conv_geom", "conv_f32", "q8_common"],
+                  "add_f32": ["layer", "broadcast_f32"], "mul_f32": ["layer", "broadcast_f32"],
+                  "softmax_f32": ["layer", "exp_f32"], "gelu_f32": ["layer", "exp_f32"], "bmm_f32": ["layer", "mac"],
+                  "layer_norm_f32": ["layer"], "copy_f32": ["layer"], "mean_f32": ["layer"],
+                  "quantize_q8": ["layer", "q8_common"]}
+_KERNEL_OF = {"dense": "dense_f32", "matmul": "matmul_f32", "add": "add_f32", "mul": "mul_f32", "relu": "relu_f32",
               "leaky_relu": "leaky_relu_f32", "sigmoid": "sigmoid_f32", "tanh": "tanh_f32",
               "softmax": "softmax_f32", "log_softmax": "softmax_f32", "layer_norm": "layer_norm_f32",
-              "quantize": "dense_q8", "dense_q8": "dense_q8", "conv": "conv_f32", "conv_q8": "conv_q8",
+              "quantize": "quantize_q8", "dense_q8": "dense_q8", "conv": "conv_f32", "conv_q8": "conv_q8",
               "conv_to_q8": "conv_f32_q8",
-              "max_pool": "pool_f32", "avg_pool": "pool_f32", "to_chw": "to_chw_f32"}
+              "max_pool": "pool_f32", "avg_pool": "pool_f32", "to_chw": "to_chw_f32", "copy": "copy_f32",
+              "bmm": "bmm_f32", "mean": "mean_f32", "gelu": "gelu_f32"}
 _NEEDS_LIBM = {"sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "quantize", "dense_q8", "conv_q8",
-               "conv_to_q8"}
-_INT_KINDS = {"quantize", "dense_q8", "conv_q8", "conv_to_q8"}
+               "conv_to_q8", "gelu"}
+_INT_KINDS = {"quantize", "dense_q8", "conv_q8", "conv_to_q8", "softmax", "log_softmax", "gelu"}  # uint32_t
 
 
 @dataclass
@@ -50,6 +56,8 @@ class GeneratedC:
         arena_bytes: static RAM for activations.
         flash_bytes: bytes of constant data (weights, biases, scales); the code adds a few KB.
         macs: multiply-accumulates per call of ``<name>_predict``.
+        step_flash: bytes of constant data each step added (in step order; a constant read by several steps
+            counts for the first).
     """
 
     name: str
@@ -60,6 +68,7 @@ class GeneratedC:
     arena_bytes: int
     flash_bytes: int
     macs: int
+    step_flash: tuple[int, ...] = ()
 
 
 def template(name: str) -> str:
@@ -85,7 +94,11 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
     out = graph.output
     plans = {pool: plan_arena(steps, pool, {id(out)}) for pool in ("f32", "q16")}
     emitter = _Emitter(ident, names, graph, plans)
-    calls = [emitter.call(step) for step in steps]
+    calls, step_flash = [], []
+    for step in steps:
+        before = emitter.flash_bytes
+        calls.append(emitter.call(step))
+        step_flash.append(emitter.flash_bytes - before)
     kernels = _kernel_sources(steps)
     arena_bytes = 4 * (plans["f32"].elements + plans["q16"].elements)
     macs = sum(s.macs for s in steps)
@@ -101,7 +114,8 @@ def generate(graph: Graph, steps: list[Step], name: str, description: str = "") 
         includes.append("\n" + template("conv_geom_type").rstrip())  # the constants include layer geometries
     source = _source(ident, sizes, description, includes, emitter.constants,
                      plans["f32"].elements, plans["q16"].elements, kernels, "\n".join(calls))
-    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs)
+    return GeneratedC(ident, header, source, graph.input.size, out.size, arena_bytes, emitter.flash_bytes, macs,
+                      tuple(step_flash))
 
 
 @dataclass
@@ -314,17 +328,29 @@ class _Emitter:
             w = self.array(f"{p['weight_name']}_blocked", dense_f32_layout(p["weight"]),
                            f"{p['weight_name']}: {p['m']} x {p['k']}, interleaved in blocks of {DENSE_BLOCK} rows")
             b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
-            return head + (f"    al_dense_f32({x}, {w}, {b}, {y}, {p['k']}, {p['m']}, {p['act']}, "
+            return head + (f"    al_dense_f32({x}, {w}, {b}, {y}, {p['rows']}, {p['k']}, {p['m']}, {p['act']}, "
                            f"{f32_literal(p['slope'])});")
         if s.kind == "matmul":
             b = self.ref(s.inputs[1])
             return head + (f"    al_matmul_f32({x}, {p['sa0']}, {p['sa1']}, {b}, {p['sb0']}, {p['sb1']}, {y}, "
                            f"{p['n']}, {p['k']}, {p['m']});")
-        if s.kind == "add":
+        if s.kind in ("add", "mul"):
             b = self.ref(s.inputs[1])
             sa, sb, d = p["sa"], p["sb"], p["dims"]
-            return head + (f"    al_add_f32({x}, {sa[0]}, {sa[1]}, {sa[2]}, {b}, {sb[0]}, {sb[1]}, {sb[2]}, {y}, "
+            return head + (f"    al_{s.kind}_f32({x}, {sa[0]}, {sa[1]}, {sa[2]}, {b}, {sb[0]}, {sb[1]}, {sb[2]}, {y}, "
                            f"{d[0]}, {d[1]}, {d[2]});")
+        if s.kind == "bmm":
+            g, (oa, ob) = p["geom"], p["offsets"]
+            a, b = (f"({self.ref(t)} + {o})" if o else self.ref(t) for t, o in zip(s.inputs, (oa, ob)))
+            return head + (f"    al_bmm_f32({a}, {b}, {y}, {f32_literal(p['alpha'])}, "
+                           f"{', '.join(str(g[f]) for f in BMM_FIELDS)});")
+        if s.kind == "copy":
+            src = f"({x} + {p['offset']})" if p["offset"] else x
+            return head + f"    al_copy_f32({src}, {y}, {', '.join(map(str, [*p['dims'], *p['strides']]))});"
+        if s.kind == "mean":
+            return head + f"    al_mean_f32({x}, {y}, {p['outer']}, {p['n']}, {p['inner']});"
+        if s.kind == "gelu":
+            return head + f"    al_gelu_f32({x}, {y}, {p['n']});"
         if s.kind in ("relu", "sigmoid", "tanh"):
             return head + f"    al_{s.kind}_f32({x}, {y}, {p['n']});"
         if s.kind == "leaky_relu":
@@ -337,7 +363,8 @@ class _Emitter:
             return head + (f"    al_layer_norm_f32({x}, {gamma}, {beta}, {y}, {p['rows']}, {p['n']}, "
                            f"{f32_literal(p['eps'])});")
         if s.kind == "quantize":
-            return head + f"    al_quantize_q8({x}, {y}, {p['k']}, {p['kp']}, {f32_literal(p['inv_scale'])});"
+            return head + (f"    al_quantize_rows_q8({x}, {y}, {p['rows']}, {p['k']}, {p['kp']}, "
+                           f"{f32_literal(p['inv_scale'])});")
         if s.kind == "dense_q8":
             w = self.array(f"{p['weight_name']}_q8", p["words"],
                            f"{p['weight_name']}: int8, {p['m']} x {p['kp']} padded to {p['mp']} rows, 4 per word")
@@ -345,7 +372,7 @@ class _Emitter:
             b = self.array(str(p["bias_name"]), p["bias"]) if p["bias"] is not None else "NULL"
             yf, yq = (y, "NULL") if s.output.dtype == "f32" else ("NULL", y)
             return head + (f"    al_dense_q8({x}, {w}, {scale}, {b}, {yf}, {yq}, {f32_literal(p['out_inv_scale'])}, "
-                           f"{p['kp']}, {p['m']}, {p['mp']}, {p['act']}, {f32_literal(p['slope'])});")
+                           f"{p['rows']}, {p['kp']}, {p['m']}, {p['mp']}, {p['act']}, {f32_literal(p['slope'])});")
         if s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool"):
             return head + self._conv_family(s, x, y)
         if s.kind == "to_chw":

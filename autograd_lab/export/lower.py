@@ -11,10 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from autograd_lab.export.batched import lower_bmm
 from autograd_lab.export.conv import hwc_permutation, lower_conv, lower_pool
 from autograd_lab.export.errors import ExportError
 from autograd_lab.export.steps import Step as Step
 from autograd_lab.export.trace import Graph, Node, Tensor
+from autograd_lab.export.views import View, copy_step, merge_axes, row_major
 
 DENSE_BLOCK = 8  # rows per interleaved block of the float dense kernel (dense_f32.c)
 
@@ -36,26 +38,30 @@ class Lowering:
         self.graph = graph
         self.steps: list[Step] = []
         self.fused: set[int] = set()
-        self.view_of: dict[int, Tensor] = {}  # reshape output id -> the tensor holding its data (reshape is free)
+        self.views: dict[int, View] = {}  # id of a reshape, transpose or slice output -> where its data lies
         self.hwc: dict[int, tuple[int, int, int]] = {}  # tensor id -> (C, H, W) of data stored channels last
         self._chw: dict[tuple[int, tuple[int, ...]], Tensor] = {}
+        self._copies: dict[int, Tensor] = {}
 
     def run(self) -> list[Step]:
         for node in self.graph.nodes:
             if id(node) in self.fused:
                 continue
             where = f"{node.op_class} at node {node.index} ({node.output.name!r})"
-            if node.kind == "reshape":
-                self._reshape(node)
+            if node.kind in ("reshape", "transpose", "slice"):
+                self._view_node(node, where)
                 continue
             if node.kind in ("conv2d", "max_pool2d", "avg_pool2d"):
-                node = self._resolved(node, keep_hwc=True)
+                node = self._whole_inputs(self._resolved(node, keep_hwc=True))
                 self.steps.append(lower_conv(self, node, where) if node.kind == "conv2d"
                                   else lower_pool(self, node, where))
                 continue
             if node.kind == "batch_norm":
                 raise ExportError(f"{where}: the exporter folds batch norm into the conv or dense layer right before "
                                   "it, and this one follows something else")
+            if node.kind == "matmul" and _batched(node):
+                self.steps.append(lower_bmm(self, self._resolved(node, keep_hwc=False), where))
+                continue
             if node.kind in _ELEMENTWISE:
                 node = self._resolved(node, keep_hwc=True)
                 if node.inputs[0].shape == node.output.shape and self.is_hwc(node.inputs[0]):
@@ -64,7 +70,7 @@ class Lowering:
                 node = self._resolved(node, keep_hwc=True)
             else:
                 node = self._resolved(node, keep_hwc=False)
-            step = self._plain(node, where)
+            step = self._plain(self._whole_inputs(node), where)
             if step.output is self.graph.output and self.is_hwc(step.output):
                 # an elementwise op on channels-last data is the model's output: compute, then reorder
                 del self.hwc[id(step.output)]
@@ -113,28 +119,65 @@ class Lowering:
             self._chw[key] = new
         return self._chw[key]
 
-    def _reshape(self, node: Node) -> None:
+    def _view_node(self, node: Node, where: str) -> None:
+        """A reshape, transpose or slice: a view of its input's data (no step), or a copy when it is the output."""
         src = node.inputs[0]
-        if node.output is self.graph.output:
-            if self.is_hwc(src):
-                self.steps.append(self._to_chw_step(src, node.output))
-            else:
-                self.steps.append(Step("to_chw", [src], node.output, {"c": 1, "h": 1, "w": node.output.size},
-                                       f"copy of {src.name!r}"))
-            return
-        # A flatten of channels-last data stays channels last (the next dense layer permutes its weights);
-        # reshaping it into another image shape needs the NCHW order.
-        if self.is_hwc(src) and len(node.output.shape) != 2:
-            src = self._chw_copy(src, src.shape)
         if self.is_hwc(src):
-            self.hwc[id(node.output)] = self.hwc_of(src)
-        # The reshape's output tensor stands for the same data under its new shape (a view): the shape guides the
-        # lowering of its readers, and the steps read the source tensor (see storage()).
-        self.view_of[id(node.output)] = self.storage(src)
+            if node.kind == "reshape" and node.output is self.graph.output:
+                self.steps.append(self._to_chw_step(src, node.output))
+                return
+            if node.kind == "reshape" and len(node.output.shape) == 2:
+                # A flatten of channels-last data stays channels last (the next dense layer permutes its weights).
+                self.hwc[id(node.output)] = self.hwc_of(src)
+                self.views[id(node.output)] = View(self.storage(src), 0, node.output.shape,
+                                                   row_major(node.output.shape))
+                return
+            src = self._chw_copy(src, src.shape)  # any other view of it reads the NCHW order
+        view = self.view(src)
+        new: View | None
+        if node.kind == "transpose":
+            new = view.transpose(node.attrs.get("axes"))
+        elif node.kind == "slice":
+            a = node.attrs
+            new = view.slice(int(a["start"]), int(a["stop"]), int(a.get("axis", -1)), int(a.get("step", 1)))
+        else:
+            new = view.reshape(node.output.shape)
+            if new is None:  # the source's elements are not evenly spaced for this shape: gather them first
+                new = View.whole(self._whole(src)).reshape(node.output.shape)
+        assert new is not None and new.shape == node.output.shape, (new, node.output.shape)
+        if node.output is self.graph.output:
+            self.steps.append(copy_step(new, node.output, f"{where}: copy of {src.name!r}"))
+            return
+        # The output tensor stands for the same data under its new shape: the shape guides the lowering of its
+        # readers, and the steps read the source's buffer (see storage() and view()).
+        self.views[id(node.output)] = new
+
+    def view(self, t: Tensor) -> View:
+        """Where ``t``'s elements lie: a view into another tensor's buffer, or ``t`` itself."""
+        return self.views.get(id(t)) or View.whole(t)
 
     def storage(self, t: Tensor) -> Tensor:
-        """The tensor whose buffer holds ``t``'s data (``t`` itself unless it is a reshape's view)."""
-        return self.view_of.get(id(t), t)
+        """The tensor whose buffer holds ``t``'s data (``t`` itself unless it is a view)."""
+        return self.view(t).base
+
+    def _whole(self, t: Tensor) -> Tensor:
+        """``t`` if its view is its buffer in row-major order, else a contiguous copy of it (made once)."""
+        view = self.view(t)
+        if view.is_whole:
+            return t
+        if id(t) not in self._copies:
+            copy = Tensor(f"{t.name}_contiguous", t.shape, "act")
+            self.steps.append(copy_step(view, copy, f"contiguous copy of {t.name!r}"))
+            self._copies[id(t)] = copy
+        return self._copies[id(t)]
+
+    def _whole_inputs(self, node: Node) -> Node:
+        """The node with every input that is a strided or partial view replaced by a contiguous copy (the plain
+        kernels read contiguous arrays)."""
+        inputs = [self._whole(t) for t in node.inputs]
+        if all(a is b for a, b in zip(inputs, node.inputs)):
+            return node
+        return Node(node.index, node.kind, node.op_class, inputs, node.output, node.attrs)
 
     def _resolved(self, node: Node, keep_hwc: bool) -> Node:
         """The node with channels-last inputs replaced by NCHW copies unless ``keep_hwc``."""
@@ -162,8 +205,15 @@ class Lowering:
                     step.params["weight"] = np.ascontiguousarray(step.params["weight"][:, perm])
                 _fuse_epilogue(self.graph, step, self.fused)
             return step
-        if node.kind == "add":
-            return _add(node, where)
+        if node.kind in ("add", "mul"):
+            return _broadcast(node, where)
+        if node.kind == "mean":
+            return _mean(node, where)
+        if node.kind == "gelu":
+            if node.attrs.get("approximate") != "tanh":
+                raise ExportError(f"{where}: GELUOp(approximate={node.attrs.get('approximate')!r}) is not supported "
+                                  "by the C kernels; they compute the tanh form (approximate='tanh')")
+            return Step("gelu", node.inputs, node.output, {"n": node.output.size}, where)
         if node.kind in ("softmax", "log_softmax"):
             return _softmax(node, where)
         if node.kind == "layer_norm":
@@ -180,12 +230,23 @@ class Lowering:
 _ELEMENTWISE = frozenset({"relu", "leaky_relu", "sigmoid", "tanh"})
 
 
+def _batched(node: Node) -> bool:
+    """Whether a MatMulOp has batch axes (an operand of more than 2 dimensions) and is not a dense layer applied
+    to every row of its input (a constant matrix on the right)."""
+    a, b = node.inputs
+    if len(a.shape) <= 2 and len(b.shape) <= 2:
+        return False
+    return not (b.kind == "const" and len(b.shape) == 2 and a.kind != "const" and not node.attrs.get("transpose_a"))
+
+
 def _as_matrix(t: Tensor, transpose: bool, left: bool, where: str) -> tuple[int, int, int, int]:
     """Rows, columns and the two element strides of op(t), as np.matmul sees it (a vector is a row on the left and a
     column on the right; the transpose flag applies to matrices only)."""
     if len(t.shape) == 1:
         (k,) = t.shape
         return (1, k, 0, 1) if left else (k, 1, 1, 0)
+    if len(t.shape) > 2 and left and not transpose:  # the rows of every leading index, one after another
+        return (t.size // t.shape[-1], t.shape[-1], t.shape[-1], 1)
     if len(t.shape) != 2:
         raise ExportError(f"{where}: operand {t.name!r} has shape {t.shape}; the C kernels handle matrices and "
                           "vectors, not batch axes")
@@ -203,6 +264,9 @@ def _matmul(node: Node, where: str) -> Step:
     if a.kind != "const" and b.kind == "const" and n == 1 and sa1 == 1:
         w = _strided(b.value, k, m, sb0, sb1).T  # W[j][p] = B[p][j]
         return _dense_step(node, a, w, b.name, where, macs)
+    if a.kind != "const" and b.kind == "const" and sa1 == 1 and sa0 == k:  # each row of A through the layer
+        w = _strided(b.value, k, m, sb0, sb1).T
+        return _dense_step(node, a, w, b.name, where, macs, rows=n)
     if a.kind == "const" and b.kind != "const" and m == 1 and sb0 == 1:
         w = _strided(a.value, n, k, sa0, sa1)  # W[i][p] = A[i][p]
         return _dense_step(node, b, w, a.name, where, macs)
@@ -216,9 +280,9 @@ def _strided(value: np.ndarray | None, rows: int, cols: int, s0: int, s1: int) -
     return flat[idx]
 
 
-def _dense_step(node: Node, x: Tensor, w: np.ndarray, w_name: str, where: str, macs: int) -> Step:
+def _dense_step(node: Node, x: Tensor, w: np.ndarray, w_name: str, where: str, macs: int, rows: int = 1) -> Step:
     m, k = w.shape
-    params: dict[str, Any] = {"k": k, "m": m, "weight": np.ascontiguousarray(w), "weight_name": w_name,
+    params: dict[str, Any] = {"rows": rows, "k": k, "m": m, "weight": np.ascontiguousarray(w), "weight_name": w_name,
                                  "bias": None, "bias_name": None, "act": 0, "slope": 0.0}
     return Step("dense", [x], node.output, params, where, macs)
 
@@ -230,8 +294,10 @@ def _fuse_epilogue(graph: Graph, step: Step, fused: set[int]) -> None:
     nxt = _sole_consumer(graph, step.output)
     if nxt is not None and nxt.kind == "add" and nxt.output.shape == step.output.shape:
         other = nxt.inputs[1] if nxt.inputs[0] is step.output else nxt.inputs[0]
-        if other.kind == "const" and other is not step.output:
-            bias = np.broadcast_to(np.asarray(other.value), step.output.shape).reshape(m)
+        value = None if other.kind != "const" or other is step.output else np.asarray(other.value)
+        if value is not None and value.size in (1, m) and value.shape[-1:] in ((1,), (m,)) and value.ndim <= len(
+                step.output.shape):  # one value per output column, the same for every row
+            bias = np.broadcast_to(value.reshape(-1), (m,))
             step.params["bias"] = np.ascontiguousarray(bias, dtype=np.float32)
             step.params["bias_name"] = other.name
             step.where += f" + {nxt.op_class} at node {nxt.index}"
@@ -253,28 +319,33 @@ def _sole_consumer(graph: Graph, t: Tensor) -> Node | None:
     return users[0]
 
 
-def _add(node: Node, where: str) -> Step:
+def _broadcast(node: Node, where: str) -> Step:
+    """An ``add`` or ``mul`` step: y = a (+ or ·) b with NumPy broadcasting, over at most 3 loop axes."""
     a, b = node.inputs
     out = node.output.shape
-    dims = list(out)
-    sa, sb = _broadcast_strides(a.shape, out), _broadcast_strides(b.shape, out)
-    # Drop axes of length 1, then merge neighbouring axes that are contiguous for both operands.
-    keep = [i for i, d in enumerate(dims) if d != 1]
-    dims, sa, sb = [dims[i] for i in keep], [sa[i] for i in keep], [sb[i] for i in keep]
-    i = len(dims) - 2
-    while i >= 0:
-        if sa[i] == sa[i + 1] * dims[i + 1] and sb[i] == sb[i + 1] * dims[i + 1]:
-            dims[i:i + 2] = [dims[i] * dims[i + 1]]
-            sa[i:i + 2] = [sa[i + 1]]
-            sb[i:i + 2] = [sb[i + 1]]
-        i -= 1
+    dims, (sa, sb) = merge_axes(list(out), _broadcast_strides(a.shape, out), _broadcast_strides(b.shape, out))
     if len(dims) > 3:
         raise ExportError(f"{where}: broadcasting {a.shape} with {b.shape} needs {len(dims)} loop axes; the C "
                           "kernel handles 3")
     pad = 3 - len(dims)
     dims, sa, sb = [1] * pad + dims, [0] * pad + sa, [0] * pad + sb
     params = {"dims": dims, "sa": sa, "sb": sb, "a_full": a.shape == out and a.kind != "const"}
-    return Step("add", [a, b], node.output, params, where)
+    return Step(node.kind, [a, b], node.output, params, where)
+
+
+def _mean(node: Node, where: str) -> Step:
+    """A ``mean`` step over a run of neighbouring axes of a contiguous input: outer x n x inner -> outer x inner."""
+    shape = node.inputs[0].shape
+    axis = node.attrs.get("axis")
+    axes = sorted(range(len(shape))) if axis is None else sorted(
+        a % len(shape) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if axes != list(range(axes[0], axes[-1] + 1)):
+        raise ExportError(f"{where}: a mean over the axes {tuple(axes)} of {shape}, which are not neighbours, is not "
+                          "supported by the C kernel")
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    params = {"outer": prod(shape[:axes[0]]), "n": prod(shape[axes[0]:axes[-1] + 1]),
+              "inner": prod(shape[axes[-1] + 1:])}
+    return Step("mean", node.inputs, node.output, params, where)
 
 
 def _broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:

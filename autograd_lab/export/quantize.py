@@ -67,13 +67,13 @@ def quantize_steps(graph: Graph, steps: list[Step], calibration: np.ndarray) -> 
         q_out = s.output is not graph.output and bool(users) and _takes_q16(s, users)
         out_inv = np.float32(1 / scales[id(users[0])]) if q_out else np.float32(0)
         if s.kind == "dense":
-            k, m = int(s.params["k"]), int(s.params["m"])
+            k, m, rows = int(s.params["k"]), int(s.params["m"]), int(s.params.get("rows", 1))
             kp, mp = _round16(k), _round16(m)
             src = s.inputs[0]
             xq = quantized.get(id(src))
             if xq is None:
-                xq = Tensor(f"{src.name}_q", (kp // 2,), "act", dtype="q16")
-                out.append(Step("quantize", [src], xq, {"k": k, "kp": kp,
+                xq = Tensor(f"{src.name}_q", (rows * kp // 2,), "act", dtype="q16")
+                out.append(Step("quantize", [src], xq, {"rows": rows, "k": k, "kp": kp,
                                                         "inv_scale": np.float32(1 / scales[id(s)])},
                                 f"quantize the input of {s.where}"))
             output = Tensor(f"{s.output.name}_q", (mp // 2,), "act", dtype="q16") if q_out else s.output
@@ -102,8 +102,9 @@ def quantize_steps(graph: Graph, steps: list[Step], calibration: np.ndarray) -> 
 
 def _takes_q16(s: Step, users: list[Step]) -> bool:
     """Whether every reader of ``s``'s output can read it as int8 pairs written by ``s``."""
-    if s.kind == "dense":
-        return len(users) == 1 and users[0].kind == "dense"
+    if s.kind == "dense":  # one row each (a token sequence's rows are quantized by their reader)
+        return (len(users) == 1 and users[0].kind == "dense"
+                and s.params.get("rows", 1) == 1 and users[0].params.get("rows", 1) == 1)
     if s.params["geom"]["cout"] % 2:
         return False
     # al_patch_q16 gathers whole pixels: a grouped reader gathers floats instead

@@ -62,19 +62,36 @@ def activate(v: np.ndarray, act: int, slope: float) -> np.ndarray:
 def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
     p = s.params
     if s.kind == "dense":
-        y = xs[0] @ np.asarray(p["weight"], dtype=F32).T
+        rows = int(p.get("rows", 1))
+        y = xs[0].reshape(n, rows, -1) @ np.asarray(p["weight"], dtype=F32).T
         if p["bias"] is not None:
             y = y + np.asarray(p["bias"], dtype=F32)
-        return activate(y, int(p["act"]), float(p["slope"]))
+        return activate(y, int(p["act"]), float(p["slope"])).reshape(n, -1)
+    if s.kind == "bmm":
+        return _bmm(s, xs, n)
+    if s.kind == "copy":
+        idx = p["offset"] + sum(np.arange(d).reshape((-1,) + (1,) * (3 - a)) * st
+                                for a, (d, st) in enumerate(zip(p["dims"], p["strides"])))
+        return xs[0][:, idx.ravel()]
+    if s.kind == "mean":
+        v = xs[0].reshape(n, p["outer"], p["n"], p["inner"])
+        total = np.zeros((n, p["outer"], p["inner"]), F32)
+        for j in range(p["n"]):  # in order, as the C loop
+            total = total + v[:, :, j]
+        return (total / F32(p["n"])).reshape(n, -1)
+    if s.kind == "gelu":
+        return gelu_tanh(xs[0])
     if s.kind == "matmul":
         a = _gather(xs[0], p["n"], p["k"], p["sa0"], p["sa1"], n)
         b = _gather(xs[1], p["k"], p["m"], p["sb0"], p["sb1"], n)
         return np.matmul(a, b).reshape(n, -1)
-    if s.kind == "add":
+    if s.kind in ("add", "mul"):
         d, sa, sb = p["dims"], p["sa"], p["sb"]
         grid = np.indices(d).reshape(3, -1)
         ia, ib = (np.asarray(st) @ grid for st in (sa, sb))
-        return np.broadcast_to(xs[0], (n, xs[0].shape[1]))[:, ia] + np.broadcast_to(xs[1], (n, xs[1].shape[1]))[:, ib]
+        a = np.broadcast_to(xs[0], (n, xs[0].shape[1]))[:, ia]
+        b = np.broadcast_to(xs[1], (n, xs[1].shape[1]))[:, ib]
+        return a + b if s.kind == "add" else a * b
     if s.kind == "relu":
         return np.maximum(xs[0], F32(0))
     if s.kind == "leaky_relu":
@@ -84,35 +101,95 @@ def _step(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
         return np.where(xs[0] >= 0, F32(1), z) / (F32(1) + z)
     if s.kind == "tanh":
         return np.tanh(xs[0])
-    if s.kind in ("softmax", "log_softmax"):
+    if s.kind in ("softmax", "log_softmax"):  # al_softmax_f32's order: sums in order, al_exp_f32
         v = xs[0].reshape(n, p["outer"], p["n"], p["inner"])
         z = v - v.max(axis=2, keepdims=True)
-        e = np.exp(z)
-        out = z - np.log(e.sum(axis=2, keepdims=True)) if p["log"] else e / e.sum(axis=2, keepdims=True)
+        e = exp_values(z)
+        total = _sum_in_order(e, axis=2)
+        out = z - np.log(total).astype(F32) if p["log"] else e / total
         return out.reshape(n, -1)
-    if s.kind == "layer_norm":
-        rows = xs[0].reshape(n, p["rows"], p["n"])
-        c = rows - rows.mean(axis=-1, keepdims=True)
-        y = c / np.sqrt((c * c).mean(axis=-1, keepdims=True) + F32(p["eps"]))
+    if s.kind == "layer_norm":  # al_layer_norm_f32's order
+        x_rows = xs[0].reshape(n, p["rows"], p["n"])
+        count = F32(p["n"])
+        centred = x_rows - _sum_in_order(x_rows, axis=2) / count
+        rstd = F32(1) / np.sqrt(_sum_in_order(centred * centred, axis=2) / count + F32(p["eps"]))
+        normed = centred * rstd
         if len(xs) > 1:
-            y = y * xs[1].reshape(p["n"])
+            normed = normed * xs[1].reshape(p["n"])
         if len(xs) > 2:
-            y = y + xs[2].reshape(p["n"])
-        return y.reshape(n, -1)
+            normed = normed + xs[2].reshape(p["n"])
+        return normed.reshape(n, -1)
     if s.kind == "quantize":
-        q = quantize_values(xs[0], p["inv_scale"])
-        return np.pad(q, ((0, 0), (0, p["kp"] - p["k"])))
+        rows = int(p.get("rows", 1))
+        q = quantize_values(xs[0].reshape(n, rows, p["k"]), p["inv_scale"])
+        return np.pad(q, ((0, 0), (0, 0), (0, p["kp"] - p["k"]))).reshape(n, -1)
     if s.kind == "dense_q8":
-        v = _int_matmul(xs[0], p["wq"]).astype(F32) * np.asarray(p["scale"], dtype=F32)
+        rows = int(p.get("rows", 1))
+        v = _int_matmul(xs[0].reshape(n * rows, p["kp"]), p["wq"]).astype(F32) * np.asarray(p["scale"], dtype=F32)
         if p["bias"] is not None:
             v = v + np.asarray(p["bias"], dtype=F32)
         v = activate(v, int(p["act"]), float(p["slope"]))
         if s.output.dtype == "q16":
-            return quantize_values(v, p["out_inv_scale"])
-        return v[:, :p["m"]]
+            return quantize_values(v, p["out_inv_scale"]).reshape(n, -1)
+        return v[:, :p["m"]].reshape(n, -1)
     if s.kind in ("conv", "conv_q8", "conv_to_q8", "max_pool", "avg_pool", "to_chw"):
         return _conv_family(s, xs[0])
     raise AssertionError(f"no simulation for step kind {s.kind}")
+
+
+def exp_values(x: np.ndarray) -> np.ndarray:
+    """``al_exp_f32`` of the C code, bit for bit: the same float32 operations in the same order (see
+    templates/exp_f32.c): n = round(x / ln 2) half away from zero, r = (x - n ln2_hi) - n ln2_lo, a degree-7
+    Taylor polynomial in Horner form, times 2^n; 0 below -87.3365479, inf above 88.7228394."""
+    x = np.asarray(x, dtype=F32)
+    with np.errstate(invalid="ignore"):  # outside the range (or NaN) the result is replaced below
+        e = (x * F32(1.44269502) + np.where(x < 0, F32(-0.5), F32(0.5))).astype(np.int32)  # truncates, as C does
+    e = np.clip(e, -126, 128)
+    nf = e.astype(F32)
+    r = (x - nf * F32(0.693359375)) - nf * F32(-0.000212194442)
+    p = np.full(r.shape, F32(0.000198412701))
+    for coefficient in (0.00138888892, 0.00833333377, 0.0416666679, 0.166666672, 0.5, 1.0, 1.0):
+        p = F32(coefficient) + r * p
+    big = e > 127
+    p = np.where(big, p * F32(2), p)
+    scale = ((np.where(big, e - 1, e) + 127).astype(np.uint32) << np.uint32(23)).view(F32)
+    with np.errstate(over="ignore"):
+        y = p * scale
+    return np.where(x < F32(-87.3365479), F32(0), np.where(x > F32(88.7228394), F32(np.inf), y)).astype(F32)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """``al_gelu_f32``: GELUOp's tanh form in its order of operations, tanh(u) = 1 - 2 / (exp(2u) + 1) with
+    :func:`exp_values`; float32."""
+    x = np.asarray(x, dtype=F32)
+    u = F32(0.797884583) * (x + F32(0.0447149985) * x * x * x)
+    t = F32(1) - F32(2) / (exp_values(u + u) + F32(1))
+    return x * (F32(0.5) * (F32(1) + t))
+
+
+def _sum_in_order(v: np.ndarray, axis: int) -> np.ndarray:
+    """The float32 sum along ``axis`` from 0, one element after another (the C loops' order), keeping the axis."""
+    terms = np.ascontiguousarray(np.moveaxis(v, axis, 0))  # each term one contiguous block
+    total = np.zeros(terms.shape[1:], F32)
+    for term in terms:
+        total = total + term
+    return np.expand_dims(total, axis)
+
+
+def _bmm(s: Step, xs: list[np.ndarray], n: int) -> np.ndarray:
+    """``al_bmm_f32``: each sum over p in order from 0, then times alpha, written through the output strides."""
+    g, (oa, ob) = s.params["geom"], s.params["offsets"]
+    q = np.arange(g["batch"])[:, None, None]
+    i = np.arange(g["n"])[None, :, None]
+    j = np.arange(g["m"])[None, None, :]
+    acc = np.zeros((n, g["batch"], g["n"], g["m"]), F32)
+    a, b = (np.broadcast_to(x, (n, x.shape[1])) for x in xs)
+    for p in range(g["k"]):
+        acc = acc + a[:, oa + q * g["sab"] + i * g["sa0"] + p * g["sa1"]] * b[:, ob + q * g["sbb"] + p * g["sb0"]
+                                                                             + j * g["sb1"]]
+    y = np.zeros((n, s.output.size), F32)
+    y[:, (q * g["syb"] + i * g["sy0"] + j * g["sy1"]).ravel()] = (acc * F32(s.params["alpha"])).reshape(n, -1)
+    return y
 
 
 def conv_groups(geom: dict) -> int:

@@ -9,7 +9,8 @@ from typing import Any
 from autograd_lab.export.trace import Tensor
 
 #: Steps whose output may overwrite their first input (each element is read before it is written).
-IN_PLACE_KINDS = frozenset({"relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "add"})
+IN_PLACE_KINDS = frozenset({"relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "layer_norm", "add",
+                            "mul", "gelu"})
 
 
 @dataclass(eq=False)
@@ -27,6 +28,6 @@ class Step:
     @property
     def in_place_ok(self) -> bool:
         """Whether the output may share the first input's buffer."""
-        if self.kind == "add":
+        if self.kind in ("add", "mul"):
             return bool(self.params.get("a_full"))
         return self.kind in IN_PLACE_KINDS

@@ -42,6 +42,11 @@ SUPPORTED_OPS = {
     "BatchNormOp": "batch_norm",
     "ReshapeOp": "reshape",
     "FlattenOp": "reshape",
+    "TransposeOp": "transpose",
+    "SliceOp": "slice",
+    "MulOp": "mul",
+    "MeanOp": "mean",
+    "GELUOp": "gelu",
 }
 
 

@@ -1,7 +1,9 @@
 """Train the small CNN that tests, the benchmark and chapter 12 export, with this library, and save it as
-``autograd_lab/export/pretrained/cnn_mnist.npz``.
+``autograd_lab/export/pretrained/cnn_mnist.npz`` (with ``--model transformer``: the tiny vision transformer that
+the transformer's export tests and benchmark use, ``vit_mnist.npz``).
 
     PYTHONPATH=. OPENBLAS_NUM_THREADS=1 .venv/bin/python examples/mcu/train_cnn.py [--seed 0]  # ~1 min of CPU
+    PYTHONPATH=. OPENBLAS_NUM_THREADS=1 .venv/bin/python examples/mcu/train_cnn.py --model transformer  # ~3 min
 
 It runs exactly what ``autograd-lab train --dataset mnist-bundled --model cnn --seed SEED`` runs (the command line's
 job, :func:`autograd_lab.training.job.run_training`, with the CNN's defaults from ``training.models.MODEL_DEFAULTS``):
@@ -28,21 +30,24 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-OUT = Path(__file__).resolve().parents[2] / "autograd_lab" / "export" / "pretrained" / "cnn_mnist.npz"
+PRETRAINED = Path(__file__).resolve().parents[2] / "autograd_lab" / "export" / "pretrained"
+OUT = {"cnn": PRETRAINED / "cnn_mnist.npz", "transformer": PRETRAINED / "vit_mnist.npz"}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0, help="the training seed (weights, batch order, shifts)")
-    parser.add_argument("--out", type=Path, default=OUT, help="where the model file goes")
+    parser.add_argument("--model", choices=sorted(OUT), default="cnn", help="which model to train")
+    parser.add_argument("--out", type=Path, default=None, help="where the model file goes")
     args = parser.parse_args(argv)
+    args.out = args.out or OUT[args.model]
 
     from autograd_lab import __version__
     from autograd_lab.training.job import TrainConfig, run_training
 
-    command = f"autograd-lab train --dataset mnist-bundled --model cnn --seed {args.seed}"
+    command = f"autograd-lab train --dataset mnist-bundled --model {args.model} --seed {args.seed}"
     with tempfile.TemporaryDirectory() as run_dir:
-        config = TrainConfig(dataset="mnist-bundled", model="cnn", seed=args.seed, output_dir=run_dir, plots=False,
+        config = TrainConfig(dataset="mnist-bundled", model=args.model, seed=args.seed, output_dir=run_dir, plots=False,
                              progress=False)
         result = run_training(config)
     c = result.metrics["config"]
@@ -52,9 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         "trained_with": f"autograd-lab {__version__} (its own trainer, NumPy, 1 BLAS thread)",
         "command": command,
         "recipe": f"bundled MNIST, {data['train']} training images ({data['validation']} held for validation), "
-                  f"{c['optimizer']} lr {c['lr']} momentum {c['momentum']} {c['lr_schedule']} schedule, batch "
-                  f"{c['batch_size']}, {c['epochs']} epochs, shifts <= {c['augment_shift']} px, init "
-                  f"{result.model.config()['init']}",
+                  f"{c['optimizer']} lr {c['lr']}"
+                  + (f" momentum {c['momentum']}" if c['optimizer'] == "sgd" else f" weight decay {c['weight_decay']}")
+                  + f" {c['lr_schedule']} schedule, batch {c['batch_size']}, {c['epochs']} epochs, shifts <= "
+                  f"{c['augment_shift']} px"
+                  + (f", init {result.model.config()['init']}" if args.model == "cnn" else ""),
         "seed": args.seed,
         "held_out_accuracy": result.test_accuracy,
         "held_out": "the 2,000 bundled MNIST test images",

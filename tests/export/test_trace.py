@@ -7,14 +7,14 @@ import pytest
 
 from autograd_lab import Parameter, Variable, eval_mode
 from autograd_lab.export import ExportError, graph_from_root, graph_to_c, trace
-from autograd_lab.ops import AddOp, DropoutOp, MulOp, ReLUOp
+from autograd_lab.ops import AddOp, DivOp, DropoutOp, MulOp, ReLUOp
 
 
 def test_an_unsupported_op_is_named_with_its_node():
     x = Variable.from_numpy(np.ones((1, 3), dtype=np.float32), name="input")
-    y = MulOp()(x, Parameter(np.ones(3, dtype=np.float32), name="scale"))
+    y = DivOp()(x, Parameter(np.ones(3, dtype=np.float32), name="scale"))
     y.name = "scaled"
-    with pytest.raises(ExportError, match=r"MulOp at node 2 \('scaled'\) is not supported"):
+    with pytest.raises(ExportError, match=r"DivOp at node 2 \('scaled'\) is not supported"):
         graph_from_root(ReLUOp()(y), x)
 
 

@@ -1,9 +1,9 @@
-/* Fully connected layer: y[j] = act(sum_p x[p] * W[j][p] + b[j]), k inputs, m outputs, b may be NULL.
+/* Fully connected layer on one input row: y[j] = act(sum_p x[p] * W[j][p] + b[j]), k inputs, m outputs, b may be NULL.
    W is stored for the loop, not for people: blocks of 8 rows interleaved column by column, w[blk*8*k + p*8 + r]
    holds W[blk*8 + r][p], so the inner loop reads flash contiguously and keeps 8 sums in registers; the m % 8 last rows
    follow one row after another. Each sum runs over p = 0, 1, ..., k-1 in order, on every target. */
-AL_LAYER
-static void al_dense_f32(const float *x, const float *w, const float *b, float *y, int k, int m, int act, float slope)
+static void al_dense_row_f32(const float *x, const float *w, const float *b, float *y, int k, int m, int act,
+                             float slope)
 {
     int j = 0;
     for (; j + 8 <= m; j += 8) {
@@ -36,5 +36,16 @@ static void al_dense_f32(const float *x, const float *w, const float *b, float *
         w += k;
         y[j] = acc;
         al_bias_activate(y + j, b != NULL ? b + j : NULL, 1, act, slope);
+    }
+}
+
+/* The layer on each of `rows` input rows (a token sequence): row r reads x + r*k and writes y + r*m. */
+AL_LAYER
+static void al_dense_f32(const float *x, const float *w, const float *b, float *y, int rows, int k, int m, int act,
+                         float slope)
+{
+    int r;
+    for (r = 0; r < rows; ++r) {
+        al_dense_row_f32(x + r * k, w, b, y + r * m, k, m, act, slope);
     }
 }

@@ -1,7 +1,7 @@
 /* y = act(sum * scale[j] + b[j]) for the mp (a multiple of 16) padded rows, where sum is the int32 dot product of row
    j with the quantized input xq (kp inputs, a multiple of 16). Writes m floats to y, or, when yq is not NULL, the
    mp outputs quantized again with out_inv_scale as pair words for the next layer (padded rows give 0). */
-AL_NO_PRESCHEDULE static void al_dense_q8(const uint32_t *xq, const uint64_t *w, const float *scale, const float *b, float *y,
+AL_NO_PRESCHEDULE static void al_dense_row_q8(const uint32_t *xq, const uint64_t *w, const float *scale, const float *b, float *y,
                         uint32_t *yq, float out_inv_scale, int kp, int m, int mp, int act, float slope)
 {
     int j;
@@ -37,5 +37,19 @@ AL_NO_PRESCHEDULE static void al_dense_q8(const uint32_t *xq, const uint64_t *w,
                 y[j + r] = v[r];
             }
         }
+    }
+}
+
+/* The int8 layer on each of `rows` rows of quantized input (kp/2 words a row); row r writes m floats at y + r*m, or
+   mp/2 words at yq + r*mp/2. */
+AL_LAYER AL_NO_PRESCHEDULE
+static void al_dense_q8(const uint32_t *xq, const uint64_t *w, const float *scale, const float *b, float *y,
+                        uint32_t *yq, float out_inv_scale, int rows, int kp, int m, int mp, int act, float slope)
+{
+    int r;
+    for (r = 0; r < rows; ++r) {
+        float *yr = y != NULL ? y + r * m : NULL;
+        uint32_t *yqr = yq != NULL ? yq + r * (mp / 2) : NULL;
+        al_dense_row_q8(xq + r * (kp / 2), w, scale, b, yr, yqr, out_inv_scale, kp, m, mp, act, slope);
     }
 }

@@ -1,5 +1,6 @@
 /* Layer normalisation of each of `rows` rows of n values: y = (x - mean) / sqrt(var + eps) * gamma + beta, with the
    variance of the centred values (two passes); gamma and beta may be NULL. y may be x. */
+AL_LAYER
 static void al_layer_norm_f32(const float *x, const float *gamma, const float *beta, float *y, int rows, int n,
                               float eps)
 {

@@ -1,6 +1,7 @@
 /* Softmax (log_form 0) or log-softmax (log_form 1) along the middle axis of an outer x n x inner array. The maximum is
-   subtracted first, so exp never overflows (the log-sum-exp trick). y may be x: each element is read before it is
-   written. */
+   subtracted first, so exp never overflows (the log-sum-exp trick); exp is al_exp_f32, the same bits on every
+   target. y may be x: each element is read before it is written. */
+AL_LAYER
 static void al_softmax_f32(const float *x, float *y, int outer, int n, int inner, int log_form)
 {
     int o, i, j;
@@ -16,7 +17,7 @@ static void al_softmax_f32(const float *x, float *y, int outer, int n, int inner
             if (log_form) {
                 float lse;
                 for (j = 0; j < n; ++j) {
-                    sum += expf(xs[j * inner] - mx);
+                    sum += al_exp_f32(xs[j * inner] - mx);
                 }
                 lse = logf(sum);
                 for (j = 0; j < n; ++j) {
@@ -24,7 +25,7 @@ static void al_softmax_f32(const float *x, float *y, int outer, int n, int inner
                 }
             } else {
                 for (j = 0; j < n; ++j) {
-                    ys[j * inner] = expf(xs[j * inner] - mx);
+                    ys[j * inner] = al_exp_f32(xs[j * inner] - mx);
                     sum += ys[j * inner];
                 }
                 for (j = 0; j < n; ++j) {

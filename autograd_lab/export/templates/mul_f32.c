@@ -1,0 +1,2 @@
+/* y = a * b with broadcasting (AL_BROADCAST_F32). */
+AL_BROADCAST_F32(al_mul_f32, *)
