@@ -44,7 +44,7 @@ MUTANTS = [
     Mutant("sgd_code", "wrong sign: steps uphill", edits=[("p.add_(-self.lr * p.grad)", "p.add_(self.lr * p.grad)")],
            says=r"sign|uphill"),
     Mutant("sgd_code", "forgot the learning rate", edits=[("p.add_(-self.lr * p.grad)", "p.add_(-p.grad)")],
-           says=r"learning rate|\blr\b"),
+           says=r"learning rate"),
     Mutant("sgd_code", "zero_grad fills zeros instead of None",
            edits=[("            p.grad = None", "            p.grad = np.zeros_like(p.data)")], says=r"None"),
     Mutant("sgd_code", "accepts anything (no TypeError)",
