@@ -54,20 +54,31 @@ class ChapterReport:
     solution_problems: list[str]
 
     @property
+    def mutants(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.mutant.correct]
+
+    @property
+    def refused_alternatives(self) -> list[Outcome]:
+        """Correct answers of another design that a visible or a hidden test refused (must be none)."""
+        return [o for o in self.outcomes if o.mutant.correct and (o.visible_caught or o.hidden_caught)]
+
+    @property
     def hidden_rate(self) -> float:
-        return sum(o.hidden_caught for o in self.outcomes) / max(1, len(self.outcomes))
+        return sum(o.hidden_caught for o in self.mutants) / max(1, len(self.mutants))
 
     @property
     def visible_rate(self) -> float:
-        return sum(o.visible_caught for o in self.outcomes) / max(1, len(self.outcomes))
+        return sum(o.visible_caught for o in self.mutants) / max(1, len(self.mutants))
 
     @property
     def named_rate(self) -> float:
-        return sum(o.visible_caught and o.named for o in self.outcomes) / max(1, len(self.outcomes))
+        return sum(o.visible_caught and o.named for o in self.mutants) / max(1, len(self.mutants))
 
     def line(self) -> str:
-        n = len(self.outcomes)
-        return (f"{self.chapter:34s} {n:4d} mutants over {len(self.per_answer):2d} exercises (min "
+        n = len(self.mutants)
+        alt = len(self.outcomes) - n
+        return (f"{self.chapter:34s} {n:4d} mutants ({alt} correct alternatives, {len(self.refused_alternatives)} "
+                f"refused) over {len(self.per_answer):2d} exercises (min "
                 f"{min(self.per_answer.values(), default=0)} each): hidden fail {self.hidden_rate:6.1%}, visible "
                 f"fail {self.visible_rate:6.1%}, visible fail naming the mistake {self.named_rate:6.1%}")
 
@@ -151,7 +162,7 @@ def run_chapter(chapter: str, salt: str = "mutants") -> ChapterReport:
             re.search(m.says, f"{fails[0][1]}: {fails[0][2]}", re.IGNORECASE | re.DOTALL)), first, hidden))
     per_answer = {a: 0 for a in answer_cells(chapter)}
     for m, _ in pairs:
-        per_answer[m.answer] += 1
+        per_answer[m.answer] += 0 if m.correct else 1
     return ChapterReport(chapter, outcomes, per_answer, problems)
 
 
@@ -164,9 +175,12 @@ def main() -> None:
         for p in report.solution_problems:
             print(f"   HARNESS PROBLEM: {p}")
         for o in report.outcomes:
-            if verbose or not (o.hidden_caught and o.visible_caught and o.named):
+            wrong = (o.visible_caught or o.hidden_caught) if o.mutant.correct else not (
+                o.hidden_caught and o.visible_caught and o.named)
+            if verbose or wrong:
                 flag = "".join(c if ok else "-" for c, ok in zip("HVN", (o.hidden_caught, o.visible_caught, o.named)))
-                print(f"   [{flag}] {o.mutant.answer} / {o.mutant.mistake}\n        first visible: "
+                kind = "ALTERNATIVE " if o.mutant.correct else ""
+                print(f"   [{flag}] {kind}{o.mutant.answer} / {o.mutant.mistake}\n        first visible: "
                       f"{o.first_message[:300]!r}\n        hidden: {o.hidden_messages[:2]}")
 
 

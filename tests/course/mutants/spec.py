@@ -12,6 +12,10 @@ case-insensitive). Example::
 ``edits`` are ``(old, new)`` replacements: each ``old`` must occur exactly once in the solution cell, so a stale
 mutant fails loudly instead of silently testing the solution. ``source=`` gives the whole wrong cell instead, for
 mistakes that are rewrites rather than edits.
+
+``alternatives/chNN.py`` lists ``ALTERNATIVES``: *correct* answers of another design than the solution's (another
+algorithm, another decomposition), built the same way with :func:`Alternative`. They guard the other side: a test
+strict enough to catch every mutant must still pass every honest design.
 """
 
 from __future__ import annotations
@@ -39,6 +43,13 @@ class Mutant:
     says: str
     edits: list[tuple[str, str]] = field(default_factory=list)
     source: str | None = None
+    correct: bool = False  # an alternative design that must pass everything, not a mistake
+
+
+def Alternative(answer: str, design: str, *, edits: list[tuple[str, str]] | None = None,
+                source: str | None = None) -> Mutant:
+    """A correct answer to ``answer`` in another design (``design`` says which); see the module docstring."""
+    return Mutant(answer, design, "", list(edits or []), source, correct=True)
 
 
 def chapters() -> list[str]:
@@ -67,13 +78,17 @@ def answer_cells(chapter: str, challenges: bool = False) -> dict[str, str]:
     return out
 
 
-def mutants(chapter: str) -> list[Mutant]:
-    """The chapter's mutants (``chapters/chNN.py``; an empty list while none are written)."""
+def _listed(folder: str, chapter: str, name: str) -> list[Mutant]:
     try:
-        module = importlib.import_module(f"{__package__}.chapters.ch{chapter[:2]}")
+        module = importlib.import_module(f"{__package__}.{folder}.ch{chapter[:2]}")
     except ModuleNotFoundError:
         return []
-    return list(module.MUTANTS)
+    return list(getattr(module, name))
+
+
+def mutants(chapter: str) -> list[Mutant]:
+    """The chapter's mutants (``chapters/chNN.py``), then its correct alternatives (``alternatives/chNN.py``)."""
+    return _listed("chapters", chapter, "MUTANTS") + _listed("alternatives", chapter, "ALTERNATIVES")
 
 
 def build(mutant: Mutant, solution: str) -> str:
@@ -94,5 +109,6 @@ def build(mutant: Mutant, solution: str) -> str:
             out = out.replace(old, new)
     if out == solution:
         raise StaleMutant(f"{mutant.answer} / {mutant.mistake}: the mutant is the solution")
-    re.compile(mutant.says)
+    if not mutant.correct:
+        re.compile(mutant.says)
     return out

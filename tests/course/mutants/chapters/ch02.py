@@ -110,3 +110,4 @@ MUTANTS = [
     Mutant("broadcast_mul_op_code", "forward cast to float64",
            edits=[("return a * b", "return np.multiply(a, b, dtype=np.float64)")], says=r"float32"),
 ]
+
