@@ -105,7 +105,7 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.
     tags = job.tags
     test_seeds = seeds.submission_seeds(secret, job.assignment, student, job.answers, tags)
     run = sandbox.run_job(job.public_cells(), {"seeds": test_seeds, "tests": job.secret_tests()}, package, limits,
-                          unsafe=unsafe, feedback_package=feedback_package)
+                          unsafe=unsafe, feedback_package=feedback_package, feedback_only=job.feedback_only())
     outcome.seconds, outcome.cpu_seconds = run.seconds, run.cpu_seconds
     verdicts = judge.decide(test_seeds, {tag: run.results.get(tag) for tag in tags})
     messages = outcome.messages

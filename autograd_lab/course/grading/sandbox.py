@@ -225,7 +225,8 @@ def _unsafe_env(package: Path) -> dict[str, str]:
 
 
 def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, *,
-            unsafe: bool = False, nice: int = 10, feedback_package: Path | None = None) -> RunResult:
+            unsafe: bool = False, nice: int = 10, feedback_package: Path | None = None,
+            feedback_only: list[int] | None = None) -> RunResult:
     """Run one submission: send ``public`` (the cells, :meth:`Job.public_cells`), collect the feedback outputs, then
     send ``secret`` (``{"seeds", "tests"}``) and collect each test's bytes. Never raises for anything the
     submission does.
@@ -236,16 +237,18 @@ def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path,
     run gets ``package`` (the stubbed copy) and skips the feedback run. ``package`` alone: both in one sandbox.
 
     Each sandbox is killed (its process group) at ``limits.notebook_seconds``; what was received before that is
-    kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
+    kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader. The graded part skips
+    the cells in ``feedback_only`` (:meth:`Job.feedback_only`).
     """
     if feedback_package is None:
-        return _run(public, secret, package, limits, unsafe, nice, feedback=True)
+        return _run(public, secret, package, limits, unsafe, nice, feedback=True, skip=feedback_only)
     shown = _run(public, {"seeds": {}, "tests": []}, feedback_package, limits, unsafe, nice, feedback=True)
     # Answer cells that ran past their limit there are not run again: the same code with no secret yet would only
     # spend another cell_seconds (the list can only make the graded run do less, never earn a point).
     timed_out = sorted(i for i, shown_cell in shown.outputs.items()
                        if (shown_cell.get("error") or {}).get("ename") == "CellTimeoutError")
-    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False, skip=timed_out)
+    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False,
+                  skip=sorted({*timed_out, *(feedback_only or [])}))
     graded.outputs, graded.truncated, graded.public_done = shown.outputs, shown.truncated, shown.public_done
     graded.seconds += shown.seconds
     graded.cpu_seconds += shown.cpu_seconds
