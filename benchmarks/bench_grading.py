@@ -60,12 +60,14 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from autograd_lab.course import instructor  # noqa: E402
 from cpu_meter import CpuMeter, open_meter  # noqa: E402  (beside this file)
+
+from autograd_lab.course import instructor  # noqa: E402
 
 #: The mix of submissions, cycled by student number: 5 correct in 12.
 KINDS = ("correct", "wrong", "correct", "wrong_patches_numpy", "correct", "asks_8_tib", "blank", "not_json",
          "correct", "wrong", "correct", "loops_at_top_level")
+LOOPS = "loops_at_top_level"
 
 # A wrong answer for 02_operators (the quotient rule's sign); elsewhere "wrong" leaves the first answer unanswered.
 WRONG = {"02_operators": ("return [ga, -ga * self.output]", "return [ga, ga * self.output]"),
@@ -103,7 +105,7 @@ def submission(kind: str, release: Any, answers: dict[str, str], assignment: str
             first.source = next(c.source for c in release.cells if _gid(c) == _gid(first))
     if kind == "wrong_patches_numpy":
         first.source = "np.allclose = lambda *args, **kwargs: True\n" + first.source
-    elif kind == "loops_at_top_level":
+    elif kind == LOOPS:
         first.source = "while True:\n    pass\n" + first.source
     elif kind == "asks_8_tib":
         old, new = HOG.get(assignment, ("", ""))
@@ -204,8 +206,9 @@ def grade(built: Path, assignment: str, jobs: int, work: Path, meter: CpuMeter |
     grader_cpu = (own2.ru_utime + own2.ru_stime) - (own.ru_utime + own.ru_stime)
     judge_cpu = (kids2.ru_utime + kids2.ru_stime) - (kids.ru_utime + kids.ru_stime)
     sandbox_cpu = sum(outcome.cpu_seconds for outcome, _, _ in results)
+    loops = sum(o.cpu_seconds for k, (o, _, _) in enumerate(results) if KINDS[k % len(KINDS)] == LOOPS)
     return {"wall": wall, "results": [(o.student, score, top, o.messages) for o, score, top in results],
-            "grader_cpu": grader_cpu, "sandbox_cpu": sandbox_cpu,
+            "grader_cpu": grader_cpu, "sandbox_cpu": sandbox_cpu, "looping_cpu": loops,
             "all_cpu": everything if meter else grader_cpu + judge_cpu + sandbox_cpu}
 
 
@@ -266,11 +269,16 @@ def measure(assignment: str, args: argparse.Namespace, meter: CpuMeter | None, w
     serial = min(r["grader_cpu"] for rs in runs.values() for r in rs)
     parallel = min(r["sandbox_cpu"] for rs in runs.values() for r in rs)
     total = min(r["all_cpu"] for rs in runs.values() for r in rs)
+    # The looping submission's CPU is whatever share of a core it got during cell_seconds of wall clock: on a busy
+    # machine far less than on an idle one. The rest is charged as measured, the loop at its full limit.
+    loops = mix[LOOPS]
+    rest = min((r["all_cpu"] - r["looping_cpu"]) / (n - loops) for rs in runs.values() for r in rs)
+    full = (rest * (n - loops) + loops * CELL_SECONDS[0]) / n
     how = ("as the kernel counts it" if meter else
            "grader + reaped children + what the sandboxes report; misses the judges' forks")
-    print(f"CPU per submission, all processes (grader, sandboxes, judges; {how}): {total / n:.2f} s (goal <= 1 s; "
-          f"the top-level infinite loop alone costs cell_seconds = {CELL_SECONDS[0]:g} s of CPU, "
-          f"{CELL_SECONDS[0] * mix['loops_at_top_level'] / n:.2f} s per submission of this batch)")
+    print(f"CPU per submission, all processes (grader, sandboxes, judges; {how}): {total / n:.2f} s as measured; "
+          f"{rest:.2f} s per submission that does not loop; {full:.2f} s with the looping one charged its full "
+          f"cell_seconds = {CELL_SECONDS[0]:g} s (goal <= 1 s)")
     print(f"CPU per submission: grader process {1000 * serial / n:.0f} ms (one interpreter), sandboxes "
           f"{1000 * parallel / n:.0f} ms (as their harnesses report); speed-up bound with 2 free cores if the grader's "
           f"work overlapped nothing (Amdahl): {(serial + parallel) / (serial + parallel / 2):4.2f}x, if it all "
@@ -283,17 +291,24 @@ def measure(assignment: str, args: argparse.Namespace, meter: CpuMeter | None, w
         for label, (wall, cpu, everything) in phases.totals.items():
             extra = f" / {1000 * everything / n:6.1f} ms" if meter and jobs == 1 else ""
             print(f"  {label:52s} {1000 * wall / n:7.1f} ms / {1000 * cpu / n:6.1f} ms{extra}")
-    return {"cpu": total / n, "loop_cpu": CELL_SECONDS[0] * mix["loops_at_top_level"] / n, "speedup": speedup,
-            "per_sub": per_sub}
+    # The best 2-job wall clock this batch allows: half of its CPU, and never less than one loop's cell_seconds.
+    best_two = max((rest * (n - loops) + loops * CELL_SECONDS[0]) / 2, CELL_SECONDS[0] if loops else 0.0)
+    bound = (rest * (n - loops) + loops * CELL_SECONDS[0]) / best_two
+    print(f"2-job speed-up this batch allows at best (its CPU on 2 cores, no less than one loop's cell_seconds): "
+          f"{bound:.2f}x")
+    return {"cpu": total / n, "rest": rest, "full": full, "speedup": speedup, "bound": bound, "per_sub": per_sub}
 
 
-def table(summaries: dict[str, dict[str, float]]) -> None:
-    """One line per assignment: CPU per submission (with and without the looping submission's share), the 2-job
-    speed-up, and whether each goal of issue 20 is met."""
-    print(f"\n{'assignment':34s} {'CPU/sub':>8s} {'w/o loop':>8s} {'2 jobs':>7s}  goals (<= 1 s CPU, >= 1.8x)")
+def table(summaries: dict[str, dict[str, float]], mix: str) -> None:
+    """One line per assignment: CPU per submission (as measured, without the looping submission, and with it
+    charged its full limit), the 2-job speed-up and the best the batch allows, and the goals of issue 20."""
+    print(f"\nmix: {mix}; cell_seconds = {CELL_SECONDS[0]:g} s; CPU per submission as the kernel counts it")
+    print(f"{'assignment':34s} {'measured':>8s} {'no loop':>8s} {'loop@lim':>8s} {'2 jobs':>7s} {'bound':>6s}  "
+          f"goals: CPU <= 1 s (loop at its limit), >= 1.8x")
     for name, s in summaries.items():
-        verdict = f"{'met' if s['cpu'] <= 1 else 'UNMET'}, {'met' if s['speedup'] >= 1.8 else 'UNMET'}"
-        print(f"{name:34s} {s['cpu']:7.2f}s {s['cpu'] - s['loop_cpu']:7.2f}s {s['speedup']:6.2f}x  {verdict}")
+        verdict = f"{'met' if s['full'] <= 1 else 'UNMET'}, {'met' if s['speedup'] >= 1.8 else 'UNMET'}"
+        print(f"{name:34s} {s['cpu']:7.2f}s {s['rest']:7.2f}s {s['full']:7.2f}s {s['speedup']:6.2f}x "
+              f"{s['bound']:5.2f}x  {verdict}")
 
 
 def main() -> None:
@@ -326,7 +341,8 @@ def main() -> None:
         if meter:
             meter.close()
     if len(names) > 1:
-        table(summaries)
+        mix = collections.Counter(KINDS[k % len(KINDS)] for k in range(args.students))
+        table(summaries, f"{args.students} submissions ({', '.join(f'{v} {k}' for k, v in mix.items())})")
 
 
 def _sandbox_seconds(course: Path, assignment: str) -> str:

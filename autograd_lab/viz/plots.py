@@ -3,7 +3,7 @@
 Every function builds a ``matplotlib.figure.Figure`` directly (the object API, no ``pyplot``), returns it and never
 calls ``plt.show``: the figure belongs to the caller, is never registered with pyplot (so loops do not pile up open
 figures), works without a display (Agg) and is saved with ``fig.savefig("x.png")``. In Jupyter the returned figure
-shows as the last expression of a cell, even when pyplot was never imported (see :class:`InlineFigure`).
+shows as the last expression of a cell, even when pyplot was never imported (see :func:`_inline_figure_class`).
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ def _inline_figure_class() -> type[Figure]:
     return InlineFigure
 
 
-def InlineFigure(*args: Any, **kwargs: Any) -> Figure:  # noqa: N802  (reads as the class it makes)
-    """A new figure of the class made by :func:`_inline_figure_class` (a ``matplotlib.figure.Figure`` that shows
-    itself as a PNG in Jupyter); arguments as ``Figure``'s."""
-    return _inline_figure_class()(*args, **kwargs)
+def _figure(**kwargs: Any) -> Figure:
+    """A new ``InlineFigure`` (a ``matplotlib.figure.Figure`` that shows itself as a PNG in Jupyter); keyword
+    arguments as ``Figure``'s."""
+    return _inline_figure_class()(**kwargs)
 
 
 def plot_training_curves(history: Mapping[str, Sequence[float]]) -> Figure:
@@ -81,7 +81,7 @@ def plot_training_curves(history: Mapping[str, Sequence[float]]) -> Figure:
     panels = [("Loss", "loss")]
     if "train_acc" in history or "val_acc" in history:
         panels.append(("Accuracy", "acc"))
-    fig = InlineFigure(figsize=(5 * len(panels), 3.6), layout="constrained")
+    fig = _figure(figsize=(5 * len(panels), 3.6), layout="constrained")
     from matplotlib.ticker import MaxNLocator  # loaded with the figure class already
 
     for i, (title, suffix) in enumerate(panels):
@@ -145,7 +145,7 @@ def plot_gradient_flow(named_parameters: Any, vanishing_ratio: float = VANISHING
     vanishing = [n for n, m in zip(names, means) if 0 < m < vanishing_ratio * largest]
     missing = [n for n, m in zip(names, means) if m == 0]
 
-    fig = InlineFigure(figsize=(max(5.0, 0.7 * len(names) + 2), 4), layout="constrained")
+    fig = _figure(figsize=(max(5.0, 0.7 * len(names) + 2), 4), layout="constrained")
     ax = fig.add_subplot()
     x = np.arange(len(names))
     positive = np.concatenate([means[means > 0], maxes[maxes > 0]])
@@ -174,7 +174,7 @@ def plot_gradient_flow(named_parameters: Any, vanishing_ratio: float = VANISHING
 def _histogram_grid(arrays: list[tuple[str, np.ndarray]], bins: int, title: str, zeros: bool) -> Figure:
     cols = min(4, len(arrays))
     rows = math.ceil(len(arrays) / cols)
-    fig = InlineFigure(figsize=(3.2 * cols, 2.6 * rows), layout="constrained")
+    fig = _figure(figsize=(3.2 * cols, 2.6 * rows), layout="constrained")
     fig.suptitle(title)
     for i, (name, a) in enumerate(arrays):
         ax = fig.add_subplot(rows, cols, i + 1)
@@ -260,7 +260,7 @@ def plot_confusion_matrix(
     names = list(class_names) if class_names is not None else [str(i) for i in range(n)]
 
     size = min(12.0, 2.5 + 0.55 * n)
-    fig = InlineFigure(figsize=(size + 1, size), layout="constrained")
+    fig = _figure(figsize=(size + 1, size), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(matrix, cmap="Blues", vmin=0)
     fig.colorbar(image, ax=ax, shrink=0.8)
@@ -320,14 +320,14 @@ def plot_misclassified(
         return class_names[int(label)] if class_names is not None else str(int(label))
 
     if wrong.size == 0:
-        fig = InlineFigure(figsize=(4, 2), layout="constrained")
+        fig = _figure(figsize=(4, 2), layout="constrained")
         ax = fig.add_subplot()
         ax.axis("off")
         ax.text(0.5, 0.5, "no misclassified examples", ha="center", va="center")
         return fig
     cols = min(5, wrong.size)
     rows = math.ceil(wrong.size / cols)
-    fig = InlineFigure(figsize=(1.9 * cols, 2.1 * rows + 0.4), layout="constrained")
+    fig = _figure(figsize=(1.9 * cols, 2.1 * rows + 0.4), layout="constrained")
     fig.suptitle(f"Misclassified: {np.count_nonzero(t != p)} of {len(t)} (first {wrong.size} shown)")
     for k, i in enumerate(wrong):
         ax = fig.add_subplot(rows, cols, k + 1)
