@@ -57,6 +57,13 @@ def test_first_use_runs_the_package_then_the_module(package: str) -> None:
     assert lazy.loaded("lazypkg") is sys.modules["lazypkg"] and lazy.loaded("lazypkg.plots") is plots
 
 
+def test_dir_shows_the_module_as_it_is_once_run(package: str) -> None:
+    import lazypkg
+
+    assert "VALUE" in dir(lazypkg)
+    assert order() == ["lazypkg"]
+
+
 def test_a_submodule_that_is_not_deferred_runs_after_its_package(package: str) -> None:
     from lazypkg.patches import VALUE
 

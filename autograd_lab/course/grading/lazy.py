@@ -44,6 +44,10 @@ class _Deferred(types.ModuleType):
         _run(self)
         delattr(self, name)
 
+    def __dir__(self) -> list[str]:
+        _run(self)
+        return dir(self)
+
 
 def _run(module: types.ModuleType) -> None:
     """Run a deferred module's code, its deferred parent packages' first (the order of an ordinary import)."""
