@@ -18,7 +18,9 @@ correct submission full marks, or the benchmark stops. Prints:
    cores. The default batch is 24 submissions, a small class section: whatever the batch size, the last
    submission runs alone for about half a sandbox run on average (the other worker has nothing left), so with 12
    submissions that tail alone costs about 0.1x of the speed-up (measured: 1.75-1.88x with 12, 1.80-1.96x with 24,
-   on the same code);
+   on the same code). The looping submission sets a floor: its cell runs cell_seconds on one core, so 2 jobs take
+   at least that long, and the cheaper the other submissions, the lower the speed-up a small batch allows (printed
+   as the bound; with 12 submissions, 10 s and ~0.7 s per other submission, about 1.6x);
 3. CPU per submission: all of it (the grader's process and every process it starts: sandboxes, judges and the
    judges' forks; goal <= 1 s on average), as the kernel counts it (:mod:`cpu_meter`; where that is not possible,
    what ``getrusage`` and the sandboxes' harnesses report, which misses the judges' forks), the grader's own process
