@@ -1,11 +1,12 @@
-"""Grading throughput, measured in one run: ``python benchmarks/bench_grading.py [ASSIGNMENT] [--students N]
-[--source DIR]``.
+"""Grading throughput, measured in one run: ``python benchmarks/bench_grading.py [ASSIGNMENT ...] [--all]
+[--students N] [--source DIR]``.
 
-Builds a throw-away course with one assignment (default ``02_operators`` from ``assignments/source``; ``--source
-tests/course/fixtures/course/source 90_fixture`` for the small fixture), releases it and writes N submissions, a
+For each assignment (default ``02_operators`` from ``assignments/source``; ``--all`` for every chapter there;
+``--source tests/course/fixtures/course/source 90_fixture`` for the small fixture) it builds a throw-away course,
+releases the assignment and writes N submissions, a
 fixed mix of the kinds a class hands in (:data:`KINDS`, cycled by student number): correct ones (the release with
 the source's answers), wrong ones, blank ones, one that is not JSON, and hostile ones (a wrong answer that patches
-NumPy so that the visible tests pass, a top-level infinite loop, a forward pass that asks for 8 TiB). It grades the
+NumPy so that the visible tests pass, a top-level infinite loop, an answer that asks for 8 TiB). It grades the
 batch with the sandboxed grader with ``--jobs 1`` and ``--jobs 2``, interleaved (1, 2, 1, 2, ...), each run on a fresh
 copy of the course so that every run is a first grading (gradebook rows created, not updated). Every run must give
 the same scores and messages as the first (a parallel batch writes what a sequential one writes) and every
@@ -17,15 +18,21 @@ correct submission full marks, or the benchmark stops. Prints:
    cores. The default batch is 24 submissions, a small class section: whatever the batch size, the last
    submission runs alone for about half a sandbox run on average (the other worker has nothing left), so with 12
    submissions that tail alone costs about 0.1x of the speed-up (measured: 1.75-1.88x with 12, 1.80-1.96x with 24,
-   on the same code);
-3. CPU per submission: all of it (the grader's process and its children: sandboxes and judges; goal <= 1 s on
-   average), the grader's own process (serial work: assembling, reading reports, the autograded notebooks, the
-   gradebook), and the processes inside the sandboxes (as the exercise process reports them);
+   on the same code). The looping submission sets a floor: its cell runs cell_seconds on one core, so 2 jobs take
+   at least that long, and the cheaper the other submissions, the lower the speed-up a small batch allows (printed
+   as the bound; with 12 submissions, 10 s and ~0.7 s per other submission, about 1.6x);
+3. CPU per submission: all of it (the grader's process and every process it starts: sandboxes, judges and the
+   judges' forks; goal <= 1 s on average), as the kernel counts it (:mod:`cpu_meter`; where that is not possible,
+   what ``getrusage`` and the sandboxes' harnesses report, which misses the judges' forks), the grader's own process
+   (serial work: assembling, reading reports, the autograded notebooks, the gradebook), and the processes inside
+   the sandboxes (as the exercise process reports them);
 4. a projection for a class of 300 on 16 cores: 300 x (seconds per submission) / (16 x the parallel efficiency
    measured with 2 jobs). Goal for 02_operators: <= 3 s per submission per core.
 
-``--profile`` adds where the grader process spends its time per submission, by phase (wall clock and CPU of the
-thread that runs the phase), for 1 and 2 jobs. ``--results FILE`` writes the scores and messages as JSON, to
+``--profile`` adds where the time goes per submission, by phase, for 1 and 2 jobs: wall clock, CPU of the grader's
+thread that runs the phase, and (1 job, with the kernel's count) CPU of all processes during the phase, which for a
+sandbox run is that sandbox's CPU. With several assignments, a table of every one ends the output: CPU per
+submission, the 2-job speed-up, and the goals met. ``--results FILE`` writes the scores and messages as JSON, to
 compare two versions of the grader on the same submissions.
 
 The machine may be shared: the load average is printed before and after, and timings are noisy.
@@ -55,16 +62,20 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from cpu_meter import CpuMeter, open_meter  # noqa: E402  (beside this file)
+
 from autograd_lab.course import instructor  # noqa: E402
 
 #: The mix of submissions, cycled by student number: 5 correct in 12.
 KINDS = ("correct", "wrong", "correct", "wrong_patches_numpy", "correct", "asks_8_tib", "blank", "not_json",
          "correct", "wrong", "correct", "loops_at_top_level")
+LOOPS = "loops_at_top_level"
 
 # A wrong answer for 02_operators (the quotient rule's sign); elsewhere "wrong" leaves the first answer unanswered.
 WRONG = {"02_operators": ("return [ga, -ga * self.output]", "return [ga, ga * self.output]"),
          "90_fixture": ("return a + b\n", "return a - b\n")}
-# A forward pass that asks for 8 TiB (the memory limit stops it at once).
+# A forward pass that asks for 8 TiB (the memory limit stops it at once); elsewhere the first answer cell asks for
+# it at its top.
 HOG = {"02_operators": ("return a + b\n", "return np.ones(2**40) + a + b\n"),
        "90_fixture": ("return a + b\n", "return np.ones(2**40) + a + b\n")}
 
@@ -86,7 +97,7 @@ def submission(kind: str, release: Any, answers: dict[str, str], assignment: str
     filled = [c for c in nb.cells if _gid(c) in answers]
     for cell in filled:
         cell.source = answers[_gid(cell)]
-    first = filled[0]
+    first = next(c for c in filled if not str(_gid(c)).endswith("_challenge_code"))  # a graded exercise's answer
     if kind in ("wrong", "wrong_patches_numpy"):
         old, new = WRONG.get(assignment, ("", ""))
         target = next((c for c in filled if old and old in c.source), None)
@@ -96,13 +107,15 @@ def submission(kind: str, release: Any, answers: dict[str, str], assignment: str
             first.source = next(c.source for c in release.cells if _gid(c) == _gid(first))
     if kind == "wrong_patches_numpy":
         first.source = "np.allclose = lambda *args, **kwargs: True\n" + first.source
-    elif kind == "loops_at_top_level":
+    elif kind == LOOPS:
         first.source = "while True:\n    pass\n" + first.source
     elif kind == "asks_8_tib":
         old, new = HOG.get(assignment, ("", ""))
-        target = next((c for c in filled if old and old in c.source), first)
-        target.source = target.source.replace(old, new) if old in target.source else \
-            "import numpy as np\n\n\ndef hog():\n    return np.ones(2**40)\n\n\n" + target.source
+        target = next((c for c in filled if old and old in c.source), None)
+        if target is not None:
+            target.source = target.source.replace(old, new)
+        else:
+            first.source = "import numpy\nhog = numpy.ones(2**40)\n" + first.source
     return nbformat.writes(nb)
 
 
@@ -123,24 +136,29 @@ def build_course(root: Path, assignment: str, students: int, source_dir: Path) -
 
 
 class Phases:
-    """Wall clock and thread CPU per phase of the grader process (``--profile``), by wrapping module functions."""
+    """Time per phase (``--profile``), by wrapping module functions: wall clock, CPU of the grader's thread that runs
+    the phase, and, with a :class:`CpuMeter`, CPU of every process during the phase (meaningful with 1 job, where
+    phases do not overlap much; a sandbox run's is then that sandbox's CPU)."""
 
-    def __init__(self) -> None:
-        self.totals: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+    def __init__(self, meter: CpuMeter | None) -> None:
+        self.meter = meter
+        self.totals: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         self.undo: list[Callable[[], None]] = []
 
-    def wrap(self, owner: Any, name: str, label: str) -> None:
+    def wrap(self, owner: Any, name: str, label: str | Callable[[dict[str, Any]], str]) -> None:
         original = getattr(owner, name)
 
         @functools.wraps(original)
         def timed(*args: Any, **kwargs: Any) -> Any:
             wall, cpu = time.perf_counter(), time.thread_time()
+            everything = self.meter.seconds() if self.meter else 0.0
             try:
                 return original(*args, **kwargs)
             finally:
-                total = self.totals[label]
+                total = self.totals[label(kwargs) if callable(label) else label]
                 total[0] += time.perf_counter() - wall
                 total[1] += time.thread_time() - cpu
+                total[2] += (self.meter.seconds() - everything) if self.meter else 0.0
 
         setattr(owner, name, timed)
         self.undo.append(lambda: setattr(owner, name, original))
@@ -149,8 +167,9 @@ class Phases:
         from autograd_lab.course.grading import assemble, batch, judge, record, sandbox
 
         self.wrap(batch, "prepare", "prepare: read + assemble (worker)")
-        self.wrap(sandbox, "run_job", "sandbox run, seen from the grader (worker)")
-        self.wrap(judge.Judge, "decide", "judge's verdicts, seen from the grader (worker)")
+        self.wrap(sandbox, "_run", lambda kw: "sandbox: " + ("feedback run (worker)" if kw.get("feedback")
+                                                             else "graded run (worker)"))
+        self.wrap(judge.Judge, "decide", "judge's verdicts (worker)")
         self.wrap(assemble, "autograded_notebook", "autograded notebook built (main)")
         self.wrap(record, "write_autograded", "autograded notebook written (main)")
         self.wrap(record.GradebookWriter, "save", "gradebook written (main)")
@@ -161,8 +180,10 @@ class Phases:
             undo()
 
 
-def grade(built: Path, assignment: str, jobs: int, work: Path, phases: Phases | None = None) -> dict[str, Any]:
-    """Grade a fresh copy of ``built``: wall seconds, results, CPU of the grader process and inside the sandboxes."""
+def grade(built: Path, assignment: str, jobs: int, work: Path, meter: CpuMeter | None,
+          phases: Phases | None = None) -> dict[str, Any]:
+    """Grade a fresh copy of ``built``: wall seconds, results, CPU of the grader process and inside the sandboxes,
+    and of everything (the kernel's count, or the sum of what getrusage and the harnesses report)."""
     from autograd_lab.course.grading import batch
     from autograd_lab.course.grading.limits import course_limits
 
@@ -172,6 +193,7 @@ def grade(built: Path, assignment: str, jobs: int, work: Path, phases: Phases | 
     limits = course_limits(course).replace(cell_seconds=CELL_SECONDS[0])
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    everything = meter.seconds() if meter else 0.0
     start = time.perf_counter()
     if phases is not None:
         with phases:
@@ -179,14 +201,17 @@ def grade(built: Path, assignment: str, jobs: int, work: Path, phases: Phases | 
     else:
         results = batch.grade_batch(course, assignment, students, jobs=jobs, limits=limits)
     wall = time.perf_counter() - start
+    everything = (meter.seconds() - everything) if meter else 0.0
     own2 = resource.getrusage(resource.RUSAGE_SELF)
     kids2 = resource.getrusage(resource.RUSAGE_CHILDREN)
     shutil.rmtree(course)
     grader_cpu = (own2.ru_utime + own2.ru_stime) - (own.ru_utime + own.ru_stime)
+    judge_cpu = (kids2.ru_utime + kids2.ru_stime) - (kids.ru_utime + kids.ru_stime)
+    sandbox_cpu = sum(outcome.cpu_seconds for outcome, _, _ in results)
+    loops = sum(o.cpu_seconds for k, (o, _, _) in enumerate(results) if KINDS[k % len(KINDS)] == LOOPS)
     return {"wall": wall, "results": [(o.student, score, top, o.messages) for o, score, top in results],
-            "grader_cpu": grader_cpu,
-            "judge_cpu": (kids2.ru_utime + kids2.ru_stime) - (kids.ru_utime + kids.ru_stime),
-            "sandbox_cpu": sum(outcome.cpu_seconds for outcome, _, _ in results)}
+            "grader_cpu": grader_cpu, "sandbox_cpu": sandbox_cpu, "looping_cpu": loops,
+            "all_cpu": everything if meter else grader_cpu + judge_cpu + sandbox_cpu}
 
 
 def check(run: dict[str, Any], first: dict[str, Any] | None, students: int) -> None:
@@ -202,39 +227,28 @@ def check(run: dict[str, Any], first: dict[str, Any] | None, students: int) -> N
         raise SystemExit(f"a run differs from the first (1 job): {diff}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("assignment", nargs="?", default="02_operators")
-    parser.add_argument("--students", type=int, default=24, help="submissions in the batch (see item 2 above)")
-    parser.add_argument("--source", type=Path, default=REPO / "assignments" / "source",
-                        help="the folder of source assignments to take ASSIGNMENT from")
-    parser.add_argument("--cell-seconds", type=float, default=10.0,
-                        help="the per-cell limit while measuring (the infinite loop of the mix costs that much)")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of (1 job, 2 jobs)")
-    parser.add_argument("--profile", action="store_true", help="print the grader's time per phase")
-    parser.add_argument("--results", type=Path, help="write the scores and messages (JSON) here, to compare the "
-                                                      "grader of two versions on the same submissions")
-    args = parser.parse_args()
-    CELL_SECONDS[0] = args.cell_seconds
+def measure(assignment: str, args: argparse.Namespace, meter: CpuMeter | None, warm_up: bool) -> dict[str, float]:
+    """Grade ``assignment``'s batch (rounds of 1 and 2 jobs), print its report; its summary figures."""
     n = args.students
     load_before = os.getloadavg()
     runs: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
     profiles: dict[int, Phases] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        built = build_course(Path(tmp), args.assignment, n, args.source)
-        grade(built, args.assignment, 1, Path(tmp))  # warm-up: imports and first-use costs in this process
+        built = build_course(Path(tmp), assignment, n, args.source)
+        if warm_up:
+            grade(built, assignment, 1, Path(tmp), meter)  # imports and first-use costs in this process
         first = None
         for _ in range(args.rounds):
             for jobs in (1, 2):
-                run = grade(built, args.assignment, jobs, Path(tmp))
+                run = grade(built, assignment, jobs, Path(tmp), meter)
                 check(run, first, n)
                 first = first or run
                 runs[jobs].append(run)
         if args.profile:
             for jobs in (1, 2):
-                profiles[jobs] = Phases()
-                check(grade(built, args.assignment, jobs, Path(tmp), profiles[jobs]), first, n)
-        alone = _sandbox_seconds(built, args.assignment)
+                profiles[jobs] = Phases(meter)
+                check(grade(built, assignment, jobs, Path(tmp), meter, profiles[jobs]), first, n)
+        alone = _sandbox_seconds(built, assignment) if args.alone else ""
     if args.results and first is not None:
         args.results.write_text(json.dumps(first["results"], indent=1))
     best = {jobs: min(r["wall"] for r in runs[jobs]) for jobs in (1, 2)}
@@ -243,7 +257,7 @@ def main() -> None:
     efficiency = speedup / 2
     projection = 300 * per_sub / (16 * efficiency)
     mix = collections.Counter(KINDS[k % len(KINDS)] for k in range(n))
-    print(f"assignment {args.assignment}, {n} submissions ({', '.join(f'{v} {k}' for k, v in mix.items())}), "
+    print(f"assignment {assignment}, {n} submissions ({', '.join(f'{v} {k}' for k, v in mix.items())}), "
           f"cores: {os.cpu_count()}, load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} "
           f"(shared machine: timings are noisy)")
     for jobs in (1, 2):
@@ -256,25 +270,95 @@ def main() -> None:
           + ", ".join(f"{a['wall'] / b['wall']:.2f}x" for a, b in zip(runs[1], runs[2])))
     serial = min(r["grader_cpu"] for rs in runs.values() for r in rs)
     parallel = min(r["sandbox_cpu"] for rs in runs.values() for r in rs)
-    total = min(r["grader_cpu"] + r["judge_cpu"] + r["sandbox_cpu"] for rs in runs.values() for r in rs)
-    print(f"CPU per submission, all processes (grader, judges and other reaped children, sandboxes as reported): "
-          f"{total / n:.2f} s (goal <= 1 s; the top-level infinite loop alone costs cell_seconds = "
-          f"{CELL_SECONDS[0]:g} s of CPU)")
+    total = min(r["all_cpu"] for rs in runs.values() for r in rs)
+    # The looping submission's CPU is whatever share of a core it got during cell_seconds of wall clock: on a busy
+    # machine far less than on an idle one. The rest is charged as measured, the loop at its full limit.
+    loops = mix[LOOPS]
+    rest = min((r["all_cpu"] - r["looping_cpu"]) / (n - loops) for rs in runs.values() for r in rs)
+    full = (rest * (n - loops) + loops * CELL_SECONDS[0]) / n
+    how = ("as the kernel counts it" if meter else
+           "grader + reaped children + what the sandboxes report; misses the judges' forks")
+    print(f"CPU per submission, all processes (grader, sandboxes, judges; {how}): {total / n:.2f} s as measured; "
+          f"{rest:.2f} s per submission that does not loop; {full:.2f} s with the looping one charged its full "
+          f"cell_seconds = {CELL_SECONDS[0]:g} s (goal <= 1 s)")
     print(f"CPU per submission: grader process {1000 * serial / n:.0f} ms (one interpreter), sandboxes "
-          f"{1000 * parallel / n:.0f} ms; speed-up bound with 2 free cores if the grader's work overlapped nothing "
-          f"(Amdahl): {(serial + parallel) / (serial + parallel / 2):4.2f}x, if it all overlapped: "
-          f"{2 * (serial + parallel) / max(serial + parallel, 2 * serial):4.2f}x")
+          f"{1000 * parallel / n:.0f} ms (as their harnesses report); speed-up bound with 2 free cores if the grader's "
+          f"work overlapped nothing (Amdahl): {(serial + parallel) / (serial + parallel / 2):4.2f}x, if it all "
+          f"overlapped: {2 * (serial + parallel) / max(serial + parallel, 2 * serial):4.2f}x")
     print(f"class of 300 on 16 cores (efficiency {efficiency:.0%} as measured with 2 jobs): "
           f"{projection:6.1f} s = {projection / 60:4.1f} min")
     for jobs, phases in profiles.items():
-        print(f"grader time per submission by phase, {jobs} job{'s' if jobs > 1 else ''} (wall / CPU of its thread):")
-        for label, (wall, cpu) in phases.totals.items():
-            print(f"  {label:52s} {1000 * wall / n:7.1f} ms / {1000 * cpu / n:6.1f} ms")
+        print(f"time per submission by phase, {jobs} job{'s' if jobs > 1 else ''} (wall / CPU of the grader's thread"
+              f"{' / CPU of all processes during the phase' if meter and jobs == 1 else ''}):")
+        for label, (wall, cpu, everything) in phases.totals.items():
+            extra = f" / {1000 * everything / n:6.1f} ms" if meter and jobs == 1 else ""
+            print(f"  {label:52s} {1000 * wall / n:7.1f} ms / {1000 * cpu / n:6.1f} ms{extra}")
+    # The best 2-job wall clock this batch allows: half of its CPU, and never less than one loop's cell_seconds.
+    best_two = max((rest * (n - loops) + loops * CELL_SECONDS[0]) / 2, CELL_SECONDS[0] if loops else 0.0)
+    bound = (rest * (n - loops) + loops * CELL_SECONDS[0]) / best_two
+    print(f"2-job speed-up this batch allows at best (its CPU on 2 cores, no less than one loop's cell_seconds): "
+          f"{bound:.2f}x")
+    return {"cpu": total / n, "rest": rest, "full": full, "speedup": speedup, "bound": bound, "per_sub": per_sub}
+
+
+def table(summaries: dict[str, dict[str, Any]], mix: str) -> None:
+    """One line per assignment: CPU per submission (as measured, without the looping submission, and with it
+    charged its full limit), the 2-job speed-up and the best the batch allows, and the goals of issue 20."""
+    print(f"\nmix: {mix}; cell_seconds = {CELL_SECONDS[0]:g} s; CPU per submission as the kernel counts it")
+    print(f"{'assignment':34s} {'measured':>8s} {'no loop':>8s} {'loop@lim':>8s} {'2 jobs':>7s} {'bound':>6s}  "
+          f"goals: CPU <= 1 s (loop at its limit), >= 1.8x")
+    for name, s in summaries.items():
+        if "stopped" in s:
+            print(f"{name:34s} stopped: {s['stopped']}")
+            continue
+        verdict = f"{'met' if s['full'] <= 1 else 'UNMET'}, {'met' if s['speedup'] >= 1.8 else 'UNMET'}"
+        print(f"{name:34s} {s['cpu']:7.2f}s {s['rest']:7.2f}s {s['full']:7.2f}s {s['speedup']:6.2f}x "
+              f"{s['bound']:5.2f}x  {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignments", nargs="*", help="assignments to measure (default 02_operators)")
+    parser.add_argument("--all", action="store_true", help="every assignment in the source folder, in order")
+    parser.add_argument("--students", type=int, default=24, help="submissions in the batch (see item 2 above)")
+    parser.add_argument("--source", type=Path, default=REPO / "assignments" / "source",
+                        help="the folder of source assignments to take ASSIGNMENT from")
+    parser.add_argument("--cell-seconds", type=float, default=10.0,
+                        help="the per-cell limit while measuring (the infinite loop of the mix costs that much)")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of (1 job, 2 jobs)")
+    parser.add_argument("--profile", action="store_true", help="print the time per phase")
+    parser.add_argument("--results", type=Path, help="write the scores and messages (JSON) here, to compare the "
+                                                      "grader of two versions on the same submissions")
+    args = parser.parse_args()
+    args.alone = not args.all  # one submission alone, three times: skipped in the table of every chapter
+    CELL_SECONDS[0] = args.cell_seconds
+    names = sorted(p.name for p in args.source.iterdir() if (p / f"{p.name}.ipynb").is_file()) if args.all else \
+        args.assignments or ["02_operators"]
+    if args.results and len(names) > 1:
+        parser.error("--results takes one assignment")
+    meter = open_meter()
+    summaries: dict[str, dict[str, Any]] = {}
+    try:
+        for k, name in enumerate(names):
+            try:
+                summaries[name] = measure(name, args, meter, warm_up=k == 0)
+            except SystemExit as stop:  # a wrong result in one chapter: reported, the others still measured
+                if len(names) == 1:
+                    raise
+                print(f"assignment {name}: STOPPED: {stop}")
+                summaries[name] = {"stopped": str(stop)[:80]}
+            sys.stdout.flush()
+    finally:
+        if meter:
+            meter.close()
+    if len(names) > 1:
+        mix = collections.Counter(KINDS[k % len(KINDS)] for k in range(args.students))
+        table(summaries, f"{args.students} submissions ({', '.join(f'{v} {k}' for k, v in mix.items())})")
 
 
 def _sandbox_seconds(course: Path, assignment: str) -> str:
-    """Best time of one sandbox run and its verdicts alone (start-up, feedback run, hidden tests, judge) of the
-    first (correct) submission."""
+    """Best time of one submission's sandbox runs and verdicts alone (feedback run, graded run, judge) of the first
+    (correct) submission."""
     from autograd_lab.course.grading import assemble, batch, sandbox, seeds, stubs
     from autograd_lab.course.grading.judge import Judge
     from autograd_lab.course.grading.limits import course_limits
@@ -285,12 +369,14 @@ def _sandbox_seconds(course: Path, assignment: str) -> str:
     source = course / "source" / assignment / f"{assignment}.ipynb"
     limits = course_limits(course).replace(cell_seconds=CELL_SECONDS[0])
     package = stubs.stubbed_package(assemble.replaced_names(source), course / ".autograd-lab")
+    whole = stubs.stubbed_package([], course / ".autograd-lab")
     judge = Judge(assemble.judge_cells(source), limits.cell_seconds)
     try:
         times = []
         for _ in range(3):
             start = time.perf_counter()
-            batch.run_one(job, "student000", limits, False, seeds.read_secret(), package, judge)
+            batch.run_one(job, "student000", limits, False, seeds.read_secret(), package, judge,
+                          feedback_package=whole)
             times.append(time.perf_counter() - start)
     finally:
         judge.close()

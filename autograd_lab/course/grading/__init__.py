@@ -13,6 +13,7 @@ Modules, one job each:
 - :mod:`.exercise`: the process inside the sandbox: the feedback run, then one forked process per hidden test
   that sends its results as bytes; it decides nothing.
 - :mod:`.cells`: run notebook cells in one namespace with captured output (used by both processes above).
+- :mod:`.lazy`: deferred imports in the exercise process (matplotlib runs on first use, not in every setup cell).
 - :mod:`.exchange`: the plain-data codec between sandbox and judge (strict parsing).
 - :mod:`.wire`: framed JSON on pipes between grader, sandbox and judge.
 - :mod:`.judge`: the trusted judge process (reference from the source's solution cells; verdicts and messages).

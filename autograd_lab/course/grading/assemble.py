@@ -30,6 +30,8 @@ STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 #: Kinds of code cell, decided by the source's nbgrader metadata.
 ANSWER, TEST, HELPER, DEMO = "answer", "test", "helper", "demo"
+#: The grade_id ending of a challenge test: a locked, ungraded test of an optional exercise (CONVENTIONS.md).
+CHALLENGE_TEST = "_challenge_test"
 
 
 @dataclass
@@ -47,6 +49,11 @@ class JobCell:
     @property
     def graded(self) -> bool:
         return self.kind == TEST and self.points > 0
+
+    @property
+    def challenge_test(self) -> bool:
+        """A challenge test: its outputs are for the learner (the feedback run), it decides nothing."""
+        return self.kind == HELPER and is_challenge_test(self.grade_id)
 
 
 @dataclass
@@ -82,6 +89,11 @@ class Job:
                  "source": c.test.visible if c.test is not None else
                  (testcell.split(c.source)[0] if c.kind == TEST else c.source)} for c in self.cells if c.kind != DEMO]
 
+    def feedback_only(self) -> list[int]:
+        """Indices of the public cells the graded run skips: the challenge tests. Nothing graded may use what they
+        bind (CONVENTIONS.md), the judge does not run them either, and one can cost as much as its exercise."""
+        return [c.index for c in self.cells if c.challenge_test]
+
     def secret_tests(self) -> list[dict[str, Any]]:
         """The sandbox's secret part: each graded test's hidden part without its judge."""
         return [{"index": c.index, "grade_id": c.grade_id, "source": c.test.exercise}
@@ -105,6 +117,10 @@ def cell_kind(cell: NotebookNode) -> str | None:
     if meta.get("locked"):
         return HELPER
     return DEMO
+
+
+def is_challenge_test(grade_id: str | None) -> bool:
+    return (grade_id or "").endswith(CHALLENGE_TEST)
 
 
 def _text(source: Any) -> str:
@@ -186,7 +202,8 @@ def assemble(
 
 def judge_cells(source_path: Path) -> list[dict[str, Any]]:
     """What the judge runs: the setup, helper and solution cells of the source as written, and each graded test's
-    hidden part (judge included). Demo cells and visible parts are not part of it.
+    hidden part (judge included), as the graded run does: demo cells, visible parts and challenge tests are not
+    part of it.
 
     Raises:
         AuthoringError: as :func:`assemble`.
@@ -196,6 +213,8 @@ def judge_cells(source_path: Path) -> list[dict[str, Any]]:
     out = []
     for index, (cell, kind) in enumerate(zip(template.cells, kinds)):
         gid = str(source_meta(cell).get("grade_id", ""))
+        if kind == HELPER and is_challenge_test(gid):
+            continue
         if kind in (HELPER, ANSWER):
             out.append({"index": index, "kind": kind, "grade_id": gid, "source": _text(cell.source)})
         elif index in tests:

@@ -105,7 +105,7 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.
     tags = job.tags
     test_seeds = seeds.submission_seeds(secret, job.assignment, student, job.answers, tags)
     run = sandbox.run_job(job.public_cells(), {"seeds": test_seeds, "tests": job.secret_tests()}, package, limits,
-                          unsafe=unsafe, feedback_package=feedback_package)
+                          unsafe=unsafe, feedback_package=feedback_package, feedback_only=job.feedback_only())
     outcome.seconds, outcome.cpu_seconds = run.seconds, run.cpu_seconds
     verdicts = judge.decide(test_seeds, {tag: run.results.get(tag) for tag in tags})
     messages = outcome.messages
@@ -167,6 +167,9 @@ def grade_batch(
     secret = seeds.read_secret(course_dir)
     package = stubs.stubbed_package(assemble.replaced_names(source), course_dir / ".autograd-lab")
     whole = stubs.stubbed_package([], course_dir / ".autograd-lab")  # what the learner's Jupyter has: feedback
+    # A chapter that stubs nothing gets the whole library in its graded run too: then one sandbox serves both runs
+    # (its feedback child is forked before the secret part exists), one Python start-up fewer per submission.
+    feedback_package = None if whole == package else whole
     cells = assemble.judge_cells(source)
     workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
     judges: queue.Queue[Judge] = queue.Queue()
@@ -177,7 +180,8 @@ def grade_batch(
             return Outcome(student, job, messages=list(messages))
         judge = judges.get()
         try:
-            outcome = run_one(job, student, limits, unsafe, secret, package, judge, feedback_package=whole)
+            outcome = run_one(job, student, limits, unsafe, secret, package, judge,
+                              feedback_package=feedback_package)
         except Exception as exc:  # the grader's or the reference's fault: reported loudly, nothing recorded
             return Outcome(student, job, grader_error=f"{type(exc).__name__}: {exc}",
                            messages=[*messages, f"GRADER ERROR, not graded ({type(exc).__name__}: {exc}); fix the "

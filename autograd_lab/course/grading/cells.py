@@ -18,6 +18,8 @@ import traceback
 import types
 from typing import Any
 
+from autograd_lab.course.grading import lazy
+
 
 class CellTimeout(BaseException):
     """The cell ran past its wall-clock limit (a BaseException, so ``except Exception`` does not swallow it)."""
@@ -130,8 +132,8 @@ class CellRunner:
         return error
 
     def _collect_figures(self) -> None:
-        plt = sys.modules.get("matplotlib.pyplot")
-        if plt is None:
+        plt = lazy.loaded("matplotlib.pyplot")
+        if plt is None:  # never imported, or deferred and never used: no figures
             return
         try:
             for number in plt.get_fignums():

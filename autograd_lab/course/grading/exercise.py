@@ -122,12 +122,7 @@ def _public(cells: list[dict], limits: dict[str, Any], report: _Reporter, stdin:
     """Fork the feedback child, forward its checked records, then report ``public_done``; the indices of the cells
     that ran past their time limit there (the secret part does not run them again: the same code, no secret yet,
     would only spend another ``cell_seconds``)."""
-    figures = any("matplotlib" in c["source"] for c in cells)
-    if figures:
-        import matplotlib
-
-        matplotlib.use("agg")
-        import matplotlib.pyplot
+    figures = any("matplotlib" in c["source"] for c in cells)  # pyplot itself loads on first use (lazy.py)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -256,20 +251,23 @@ def main() -> None:
 
     import autograd_lab  # noqa: F401
     from autograd_lab.course import checks  # noqa: F401
+    from autograd_lab.course.grading import lazy
+
+    lazy.install()
 
     cells = sorted(public["cells"], key=lambda c: c["index"])
     stdin = os.dup(0)
     null_in = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_in, 0)  # the feedback child inherits no way to read the secret part
+    skip = {int(i) for i in public.get("skip", [])}  # cells the secret part does not run (sandbox.run_job)
     if public.get("feedback", True):
-        timed_out = _public(cells, limits, report, stdin)
+        skip |= _public(cells, limits, report, stdin)
     else:  # the feedback ran in a sandbox of its own, with the whole library (sandbox.run_job)
-        timed_out = {int(i) for i in public.get("skip", [])}
         report.send({"event": "public_done", "truncated": False})
     secret = read_frame(stdin)
     os.close(stdin)
     if secret["tests"]:
-        _secret(cells, secret, limits, report, timed_out)
+        _secret(cells, secret, limits, report, skip)
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     report.send({"event": "done", "cpu_seconds": round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
                                                         3)})

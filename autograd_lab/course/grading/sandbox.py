@@ -139,16 +139,25 @@ def _mask_folder(cache: Path) -> Path:
 def masks(cache: Path) -> list[str]:
     """bwrap arguments that hide :data:`MASKED` packages (each replaced by a package that raises ImportError) and
     the editable install's hooks (each replaced by an empty file) in every site-packages folder."""
+    # Checking every entry costs ~13 ms of the grader's serial CPU per sandbox: the arguments are kept while each
+    # folder holds the same names with the same mtime (a package installed or removed changes both).
+    folders = tuple((str(folder), folder.stat().st_mtime_ns, tuple(sorted(os.listdir(folder))))
+                    for folder in _site_dirs())
+    return list(_masks(str(cache), folders))
+
+
+@functools.lru_cache(maxsize=16)
+def _masks(cache: str, folders: tuple[tuple[str, int, tuple[str, ...]], ...]) -> tuple[str, ...]:
     args: list[str] = []
-    for folder in _site_dirs():
-        for entry in sorted(folder.iterdir()):
+    for folder, _, names in folders:
+        for entry in [Path(folder) / n for n in names]:
             name = entry.name
             if entry.is_dir() and name in MASKED:
-                args += ["--ro-bind", str(_mask_folder(cache)), str(entry)]
+                args += ["--ro-bind", str(_mask_folder(Path(cache))), str(entry)]
             elif entry.is_file() and (name.split(".")[0] in MASKED or (name.startswith("__editable__") and
                                                                         "autograd_lab" in name)):
                 args += ["--ro-bind", "/dev/null", str(entry)]
-    return args
+    return tuple(args)
 
 
 def _bwrap_args(exe: str, limits: Limits, package: Path | None) -> list[str]:
@@ -225,7 +234,8 @@ def _unsafe_env(package: Path) -> dict[str, str]:
 
 
 def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path, limits: Limits, *,
-            unsafe: bool = False, nice: int = 10, feedback_package: Path | None = None) -> RunResult:
+            unsafe: bool = False, nice: int = 10, feedback_package: Path | None = None,
+            feedback_only: list[int] | None = None) -> RunResult:
     """Run one submission: send ``public`` (the cells, :meth:`Job.public_cells`), collect the feedback outputs, then
     send ``secret`` (``{"seeds", "tests"}``) and collect each test's bytes. Never raises for anything the
     submission does.
@@ -236,16 +246,18 @@ def run_job(public: list[dict[str, Any]], secret: dict[str, Any], package: Path,
     run gets ``package`` (the stubbed copy) and skips the feedback run. ``package`` alone: both in one sandbox.
 
     Each sandbox is killed (its process group) at ``limits.notebook_seconds``; what was received before that is
-    kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader.
+    kept. ``nice`` lowers the sandbox's priority so a busy submission cannot slow the grader. The graded part skips
+    the cells in ``feedback_only`` (:meth:`Job.feedback_only`).
     """
     if feedback_package is None:
-        return _run(public, secret, package, limits, unsafe, nice, feedback=True)
+        return _run(public, secret, package, limits, unsafe, nice, feedback=True, skip=feedback_only)
     shown = _run(public, {"seeds": {}, "tests": []}, feedback_package, limits, unsafe, nice, feedback=True)
     # Answer cells that ran past their limit there are not run again: the same code with no secret yet would only
     # spend another cell_seconds (the list can only make the graded run do less, never earn a point).
     timed_out = sorted(i for i, shown_cell in shown.outputs.items()
                        if (shown_cell.get("error") or {}).get("ename") == "CellTimeoutError")
-    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False, skip=timed_out)
+    graded = _run(public, secret, package, limits, unsafe, nice, feedback=False,
+                  skip=sorted({*timed_out, *(feedback_only or [])}))
     graded.outputs, graded.truncated, graded.public_done = shown.outputs, shown.truncated, shown.public_done
     graded.seconds += shown.seconds
     graded.cpu_seconds += shown.cpu_seconds
