@@ -78,6 +78,11 @@ MUTANTS = [
            edits=[("np.max(z, axis=axis, keepdims=True)", "np.max(z, axis=-1, keepdims=True)"),
                   ("np.sum(np.exp(shifted), axis=axis, keepdims=True)",
                    "np.sum(np.exp(shifted), axis=-1, keepdims=True)")], says=r"axis"),
+    Mutant("log_softmax_code", "z minus the log-sum-exp as one number: float32 loses the digits at large logits",
+           edits=[("shifted = z - np.max(z, axis=axis, keepdims=True)\n    return " + LSE,
+                   "m = np.max(z, axis=axis, keepdims=True)\n"
+                   "    return z - (m + np.log(np.sum(np.exp(z - m), axis=axis, keepdims=True)))")],
+           says=r"subtract the maximum first"),
     Mutant("log_softmax_code", "the log of the probabilities: log(0) once a probability underflows",
            edits=[(LSE, "np.log(np.exp(shifted) / np.sum(np.exp(shifted), axis=axis, keepdims=True))")],
            says=r"log of 0"),
@@ -103,6 +108,12 @@ MUTANTS = [
                    "shifted = logits - logits.max()\n"
                    "        log_p = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))\n        picked")],
            says=r"own maximum"),
+    Mutant("cross_entropy_code", "forward as logsumexp minus the label's logit: float32 loses the digits at large logits",
+           edits=[("log_p = log_softmax(logits, axis=1)\n        picked = log_p[np.arange(n), labels.astype(int)]",
+                   "m = logits.max(axis=1, keepdims=True)\n"
+                   "        lse = m[:, 0] + np.log(np.exp(logits - m).sum(axis=1))\n"
+                   "        picked = logits[np.arange(n), labels.astype(int)] - lse")],
+           says=r"subtract the maximum first"),
     Mutant("cross_entropy_code", "backward shifts by the maximum of the whole batch, not of each row (inline)",
            edits=[("grad = np.exp(log_softmax(logits, axis=1))",
                    "grad = np.exp(logits - logits.max())\n        grad = grad / grad.sum(axis=1, keepdims=True)")],
