@@ -6,8 +6,8 @@ symmetric is the zero-point-free special case). Rounding is to the nearest integ
 weights here at export (:func:`round_half_away`, exactly C's ``roundf``), for activations in the C kernel
 ``al_quantize_one`` as ``(int32_t)(fabsf(t) + 0.5f)`` with the sign put back, and bit for bit the same in its NumPy
 twin :func:`~autograd_lab.export.simulate.quantize_values`. That float32 sum differs from ``roundf`` only at
-|t| = 0.49999997 (the largest float32 below 0.5), which it rounds to 1; host, board and simulation agree, so only the comparison with
-``roundf`` is affected.
+|t| = 0.49999997 (the largest float32 below 0.5), which it rounds to 1; host, board and simulation agree, so only
+the comparison with ``roundf`` is affected.
 
 * weights: one scale per output row (dense) or output channel (conv), s_w[j] = max_p |W[j, p]| / 127, float32;
   a conv's weights are used with batch norm already folded in;
