@@ -93,6 +93,17 @@ def _int8_within_noise(out: str) -> bool:
 
 
 CLAIMS = [
+    # 04: the finite-difference table and the plot's float32 error at h = 1e-6
+    Claim("04_gradient_checking", r"\| float64 \|[^|\n]*\|[^|\n]*\| \$5\.2\\times10\^\{-6\}\$ \|",
+          r"^central, float64: smallest error [\d.e+-]+ at h = ([\d.e+-]+)$", 0.05e-6, stated=5.2e-6),
+    Claim("04_gradient_checking", r"\| float64 \|[^|\n]*\|[^|\n]*\|[^|\n]*\| \$2\.5\\times10\^\{-12\}\$ \|",
+          r"^central, float64: smallest error ([\d.e+-]+) at", 0.05e-12, stated=2.5e-12),
+    Claim("04_gradient_checking", r"\| float32 \|[^|\n]*\|[^|\n]*\| \$1\.4\\times10\^\{-3\}\$ \|",
+          r"^central, float32: smallest error [\d.e+-]+ at h = ([\d.e+-]+)$", 0.05e-3, stated=1.4e-3),
+    Claim("04_gradient_checking", r"\| float32 \|[^|\n]*\|[^|\n]*\|[^|\n]*\| \$1\.6\\times10\^\{-6\}\$ \|",
+          r"^central, float32: smallest error ([\d.e+-]+) at", 0.05e-6, stated=1.6e-6),
+    Claim("04_gradient_checking", r"at \$h = 10\^\{-6\}\$, a natural choice in `float64`, it is off\s+by about "
+          r"\$4\\times10\^\{-3\}\$", r"^central, float32 at h = 1e-6: error ([\d.e+-]+)$", 0.5e-3, stated=4e-3),
     # 05: the linear layer's answer box
     Claim("05_tensors", r"every entry is \$4/12 = 1/3\$", r"b\.grad: \[([\d.]+)", 1e-4, stated=1 / 3),
     Claim("05_tensors", r"`W\.grad` has `W`'s stored shape `(\(3, 2\))`", r"W\.grad shape: (\(3, 2\))"),

@@ -18,6 +18,8 @@ _GRAD_BY_INDEX = '''def numerical_grad(f, x, eps: float = 1e-6) -> np.ndarray:
     return grad
 '''
 
+_GRAD_MATLAB_STYLE = _GRAD_BY_INDEX.replace("range(len(point))", "range(point.size)")
+
 MUTANTS = [
     # numerical_grad
     Mutant("numerical_grad_code", "forward difference", edits=[
@@ -39,6 +41,8 @@ MUTANTS = [
            says=r"float64"),
     Mutant("numerical_grad_code", "indexes rows (point[i]) instead of elements", source=_GRAD_BY_INDEX,
            says=r"x\.flat|0-d"),
+    Mutant("numerical_grad_code", "MATLAB-style linear index x[i] for i up to x.size", source=_GRAD_MATLAB_STYLE,
+           says=r"x\.flat\[i\].*np\.ndindex"),
     Mutant("numerical_grad_code", "returns a flat array", edits=[("grad = np.zeros_like(point)", "grad = np.zeros(point.size)")],
            says=r"x's shape"),
     # gradcheck
@@ -94,6 +98,7 @@ MUTANTS = [
            says=r"multiplied by gy"),
     Mutant("fixed_ops_code", "FixedSigmoidOp: uses the input x, not the output σ(x)",
            edits=[("        y = self.output\n", "        (y,) = self.inputs\n")], says=r"σ\(x\), not x|self\.output"),
+    Mutant("fixed_ops_code", "FixedDivOp: the sign of db", edits=[("-gy * a / b**2", "gy * a / b**2")], says=r"the sign"),
     Mutant("fixed_ops_code", "FixedSigmoidOp: forgets gy", edits=[("return [gy * y * (1.0 - y)]", "return [y * (1.0 - y)]")],
            says=r"multiplied by gy"),
     Mutant("fixed_ops_code", "FixedSquareOp: forgets gy", edits=[("return [gy * 2.0 * a]", "return [2.0 * a]")],
