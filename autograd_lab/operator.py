@@ -94,7 +94,7 @@ class Operator:
         """The operator's configuration (axis, flags, ...): its public attributes, minus what a call saved (``inputs``,
         ``output`` and the names in :attr:`saved`). Drawings, error messages, capture's structure check and the C
         exporter read an op through it."""
-        saved = self.saved
+        saved = type(self).saved  # the class's declaration: an instance attribute of that name is a subclass's own
         return {k: v for k, v in vars(self).items()
                 if not k.startswith("_") and k not in ("inputs", "output") and k not in saved}
 
@@ -243,7 +243,7 @@ class Operator:
         self.inputs = ()
         state = self.__dict__
         state.pop("output", None)
-        for name in self.saved:
+        for name in type(self).saved:  # the class's declaration, whatever a subclass's forward put on self.saved
             state.pop(name, None)
 
     def watch_versions(self, inputs: tuple[Variable, ...] | list[Variable]) -> None:

@@ -430,3 +430,23 @@ def test_a_leaf_root_gets_a_private_gradient_not_a_view():
     x = Variable.from_numpy(np.array([[3.0]]))
     Engine.backward(x)
     assert x.grad.base is None and x.grad.flags.writeable and x.grad.shape == (1, 1) and x.grad[0, 0] == 1.0
+
+
+def test_an_operator_may_keep_its_own_attribute_named_saved():
+    # `saved` is the class's declaration of what forward keeps; a learner's op that stores a tuple of arrays under
+    # that name on the instance must still run backward, release and print (release and config read the class).
+    from autograd_lab import Operator
+
+    class Scale(Operator):
+        def forward(self, x):
+            self.saved = (np.array(2.0), x.shape)
+            return x * 2.0
+
+        def backward(self, gy):
+            return [gy * self.saved[0]]
+
+    x = leaf([1.0, 2.0])
+    y = Scale()(x)
+    repr(y.op)  # config() must not raise
+    Engine.backward(SumOp()(y))
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0])
