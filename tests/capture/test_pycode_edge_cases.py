@@ -125,7 +125,8 @@ class Picky(Operator):
 
 def test_a_failing_forward_names_the_node_on_both_paths(monkeypatch):
     """The generated function says 'replay: node 1 (Picky) failed: no'; run_checked (the path of run under
-    detect_anomaly) said 'Picky.forward raised ValueError on inputs of shapes (3,) (called at <the replay call>): no'."""
+    detect_anomaly) said 'Picky.forward raised ValueError on inputs of shapes (3,) (called at <the replay call>):
+    no'."""
     w = Parameter(np.ones(3))
     program, _ = capture(lambda x: SumOp()(Picky()(MulOp()(x, w))), np.ones(3))
     replay = Replay(program)
