@@ -194,9 +194,11 @@ def grade_batch(
     results = []
     started: list[Judge] = []
     try:
-        for _ in range(workers):
-            started.append(Judge(cells, limits.cell_seconds))
-            judges.put(started[-1])
+        for _ in range(workers):  # the judges build their namespaces side by side
+            started.append(Judge(cells, limits.cell_seconds, wait=False))
+        for judge in started:
+            judge.ready()
+            judges.put(judge)
         # The reference must run on some seed before any student is graded: an authoring bug stops the batch here.
         tags = [c["grade_id"] for c in cells if c["kind"] == "test"]
         started[0].decide(dict.fromkeys(tags, 0), dict.fromkeys(tags))

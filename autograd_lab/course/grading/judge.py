@@ -181,7 +181,9 @@ class Judge:
         checks.GraderError: if the judge cannot start or a source cell raises.
     """
 
-    def __init__(self, cells: list[dict[str, Any]], cell_seconds: float) -> None:
+    def __init__(self, cells: list[dict[str, Any]], cell_seconds: float, wait: bool = True) -> None:
+        """Start the judge process and send it the source's cells; with ``wait=False`` the caller calls
+        :meth:`ready` before the first :meth:`decide` (so that several judges start side by side)."""
         package_parent = str(Path(__file__).resolve().parents[3])
         env = {**os.environ, "PYTHONPATH": package_parent, "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1"}
         self.proc = subprocess.Popen([sys.executable, "-m", "autograd_lab.course.grading.judge"],
@@ -189,6 +191,15 @@ class Judge:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(frame({"cells": cells, "cell_seconds": cell_seconds}))
         self.proc.stdin.flush()
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Wait until the judge has built its namespace from the source.
+
+        Raises:
+            checks.GraderError: if the judge cannot start or a source cell raises.
+        """
         reply = self._reply()
         if reply.get("problems"):
             self.close()
