@@ -38,7 +38,7 @@ train: $(STAMP_TRAIN)  ## the main job: set up, then train the MLP on MNIST (off
 	$(BIN)/autograd-lab train --output-dir runs/latest
 
 test: setup  ## set up and run the whole test suite
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 test-fast: setup-python  ## the fast tests only (about 2 min of CPU, 1.5-3 min of wall time on 2 cores)
 	$(BIN)/python -m pytest -m "not slow" -q -n 2

@@ -18,9 +18,9 @@ correct submission full marks, or the benchmark stops. Prints:
    cores. The default batch is 24 submissions, a small class section: whatever the batch size, the last
    submission runs alone for about half a sandbox run on average (the other worker has nothing left), so with 12
    submissions that tail alone costs about 0.1x of the speed-up (measured: 1.75-1.88x with 12, 1.80-1.96x with 24,
-   on the same code). The looping submission sets a floor: its cell runs cell_seconds on one core, so 2 jobs take
-   at least that long, and the cheaper the other submissions, the lower the speed-up a small batch allows (printed
-   as the bound; with 12 submissions, 10 s and ~0.7 s per other submission, about 1.6x);
+   on the same code). The looping submission sets a floor: its cell runs cell_seconds on one core, and in student
+   order it is the last of every 12, so it runs alone at the end of a batch of 12 (printed as the bound, the best
+   speed-up that order allows: with 10 s and ~0.8 s per other submission, about 1.3x);
 3. CPU per submission: all of it (the grader's process and every process it starts: sandboxes, judges and the
    judges' forks; goal <= 1 s on average), as the kernel counts it (:mod:`cpu_meter`; where that is not possible,
    what ``getrusage`` and the sandboxes' harnesses report, which misses the judges' forks), the grader's own process
@@ -293,12 +293,22 @@ def measure(assignment: str, args: argparse.Namespace, meter: CpuMeter | None, w
         for label, (wall, cpu, everything) in phases.totals.items():
             extra = f" / {1000 * everything / n:6.1f} ms" if meter and jobs == 1 else ""
             print(f"  {label:52s} {1000 * wall / n:7.1f} ms / {1000 * cpu / n:6.1f} ms{extra}")
-    # The best 2-job wall clock this batch allows: half of its CPU, and never less than one loop's cell_seconds.
-    best_two = max((rest * (n - loops) + loops * CELL_SECONDS[0]) / 2, CELL_SECONDS[0] if loops else 0.0)
-    bound = (rest * (n - loops) + loops * CELL_SECONDS[0]) / best_two
-    print(f"2-job speed-up this batch allows at best (its CPU on 2 cores, no less than one loop's cell_seconds): "
+    # The best 2-job wall clock this batch allows, in the order the grader takes it (student order: each worker takes
+    # the next submission when it is free), each submission costing its CPU: a loop late in the batch runs alone.
+    costs = [CELL_SECONDS[0] if KINDS[k % len(KINDS)] == LOOPS else rest for k in range(n)]
+    bound = sum(costs) / makespan(costs, 2)
+    print(f"2-job speed-up this batch allows at best (each submission costing its CPU, taken in student order): "
           f"{bound:.2f}x")
     return {"cpu": total / n, "rest": rest, "full": full, "speedup": speedup, "bound": bound, "per_sub": per_sub}
+
+
+def makespan(costs: list[float], workers: int) -> float:
+    """Wall clock of ``costs`` run in order by ``workers`` (each takes the next one as soon as it is free)."""
+    free = [0.0] * workers
+    for cost in costs:
+        k = free.index(min(free))
+        free[k] += cost
+    return max(free)
 
 
 def table(summaries: dict[str, dict[str, Any]], mix: str) -> None:
