@@ -29,9 +29,10 @@ correct submission full marks, or the benchmark stops. Prints:
 4. a projection for a class of 300 on 16 cores: 300 x (seconds per submission) / (16 x the parallel efficiency
    measured with 2 jobs). Goal for 02_operators: <= 3 s per submission per core.
 
-``--profile`` adds where the time goes per submission, by phase, for 1 and 2 jobs: wall clock, CPU of the grader's
-thread that runs the phase, and (1 job, with the kernel's count) CPU of all processes during the phase, which for a
-sandbox run is that sandbox's CPU. With several assignments, a table of every one ends the output: CPU per
+``--no-loop`` drops the looping submission from the mix: then the figures are the grader's own cost and parallel
+efficiency. ``--profile`` adds where the time goes per submission, by phase, for 1 and 2 jobs: wall clock, CPU of the
+grader's thread that runs the phase, and (1 job, with the kernel's count) CPU of all processes during the phase,
+which for a sandbox run is that sandbox's CPU. With several assignments, a table of every one ends the output: CPU per
 submission, the 2-job speed-up, and the goals met. ``--results FILE`` writes the scores and messages as JSON, to
 compare two versions of the grader on the same submissions.
 
@@ -336,10 +337,16 @@ def main() -> None:
     parser.add_argument("--cell-seconds", type=float, default=10.0,
                         help="the per-cell limit while measuring (the infinite loop of the mix costs that much)")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of (1 job, 2 jobs)")
+    parser.add_argument("--no-loop", action="store_true",
+                        help="leave the looping submission out of the mix (11 kinds cycled): what the grader's own "
+                             "work costs and how well it spreads over 2 jobs, without one cell_seconds-long tail")
     parser.add_argument("--profile", action="store_true", help="print the time per phase")
     parser.add_argument("--results", type=Path, help="write the scores and messages (JSON) here, to compare the "
                                                       "grader of two versions on the same submissions")
     args = parser.parse_args()
+    global KINDS
+    if args.no_loop:
+        KINDS = tuple(kind for kind in KINDS if kind != LOOPS)
     args.alone = not args.all  # one submission alone, three times: skipped in the table of every chapter
     CELL_SECONDS[0] = args.cell_seconds
     names = sorted(p.name for p in args.source.iterdir() if (p / f"{p.name}.ipynb").is_file()) if args.all else \
