@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,9 +33,11 @@ from autograd_lab.engine import Engine
 from autograd_lab.operator import Operator
 from autograd_lab.ops.arithmetic import AddOp, MulOp
 from autograd_lab.variable import Parameter, Variable
-from autograd_lab.viz.dot import GraphView
 from autograd_lab.viz.folding import Fold, GroupBy, assign_groups, fold_graph
 from autograd_lab.viz.labels import escape_label, format_config_value, is_nonfinite, summarize
+
+if TYPE_CHECKING:  # graphviz loads on the first drawing, not on import (a setup cell imports draw_graph)
+    from autograd_lab.viz.dot import GraphView
 
 FONT = "Helvetica,Arial,sans-serif"
 #: Fill, border colour and pen width of each kind of node (also drawn in the legend).
@@ -135,6 +138,8 @@ def build_view(
     step = {v: j for j, v in enumerate((v for v in reversed(order) if v.op is not None), start=1)}
     fold_of = fold_graph(order, options.max_nodes, options.group_by)
     groups = assign_groups(order, options.group_by) if options.group_by is not None and not fold_of else {}
+
+    from autograd_lab.viz.dot import GraphView
 
     g = GraphView(name="autograd_graph")
     g.attr(rankdir=options.rankdir, ordering="in", fontname=FONT, fontsize="12", nodesep="0.3", ranksep="0.35")

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from autograd_lab.engine import Engine
 from autograd_lab.variable import Variable
-from autograd_lab.viz.dot import GraphView
 from autograd_lab.viz.graph import DrawOptions, build_view
+
+if TYPE_CHECKING:  # graphviz loads on the first drawing, not on import
+    from autograd_lab.viz.dot import GraphView
 
 #: Frames are for graphs small enough to read step by step.
 MAX_FRAMES = 200
