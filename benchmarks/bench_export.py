@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -139,6 +140,34 @@ def ds_cnn_rows(data, tmp: Path, epochs: int = 4) -> None:
                     f"16->32, dense; {epochs} epochs on the bundled MNIST)", data, tmp / "ds_cnn")
 
 
+class BoardBuild(NamedTuple):
+    """One model exported as ``kind`` (float32 or int8) and run once on the Cortex-M4: its lowered steps, the
+    generator's report, QEMU's executed PCs, the kernel calls among them, code size per function, the ELF and the
+    model object's sizes."""
+
+    steps: list
+    gen: Any
+    pcs: np.ndarray
+    calls: list[tuple[int, int]]
+    sizes: dict[str, int]
+    elf: Path
+    obj: Any
+
+
+def board_builds(model, name: str, graph, calib: np.ndarray, x: np.ndarray, tmp: Path):
+    """Yield ``(kind, BoardBuild)`` for float32, then int8 calibrated on ``calib``, each run on ``x[:1]``."""
+    from autograd_lab.export import lower
+    from autograd_lab.export.quantize import quantize_steps
+
+    for kind, calibration in (("float32", None), ("int8", calib)):
+        steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
+        model_dir = tmp / kind
+        gen = export_c(model, (1, 784), model_dir, name, calibration=calibration)
+        pcs, (own,), sizes, elf = m4_trace(model_dir, name, x[:1], model_dir / "m4")
+        obj = b.model_sizes(model_dir, name, "m4f", model_dir / "size")
+        yield kind, BoardBuild(steps, gen, pcs, m4_calls(pcs, own), sizes, elf, obj)
+
+
 def conv_model_rows(model, title: str, data, tmp: Path) -> None:
     from autograd_lab.export import lower, trace
     from autograd_lab.export.quantize import accuracy_report, quantize_steps
@@ -150,14 +179,8 @@ def conv_model_rows(model, title: str, data, tmp: Path) -> None:
     report = accuracy_report(graph, lower(graph), quantize_steps(graph, lower(graph), calib), data.x_test,
                              data.y_test)
     print(f"  accuracy on the held-out images (the exporter's NumPy simulation): {report}")
-    for kind, calibration in (("float32", None), ("int8", calib)):
-        steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
-        model_dir = tmp / kind
-        gen = export_c(model, (1, 784), model_dir, "cnn", calibration=calibration)
-        pcs, (own,), sizes, elf = m4_trace(model_dir, "cnn", data.x_test[:1], model_dir / "m4")
-        calls = m4_calls(pcs, own)
+    for kind, (steps, gen, pcs, calls, sizes, elf, obj) in board_builds(model, "cnn", graph, calib, data.x_test, tmp):
         names = mnemonics(elf)
-        obj = b.model_sizes(model_dir, "cnn", "m4f", model_dir / "size")
         code = sum(sizes.values())
         print(f"  {kind}: {len(pcs):,} instructions per inference ({len(pcs) / gen.macs:.2f} per MAC over "
               f"{gen.macs:,} MACs); model object (arm-none-eabi-gcc -O2, M4F): flash {obj.flash:,} B (code "
@@ -220,13 +243,8 @@ def vit_rows(data, tmp: Path) -> None:
           f"images): {report}")
     print("  goals: model flash <= 128 KB, arena <= 48 KB, attention's matrix products <= 3 instructions per MAC "
           "(float32)")
-    for kind, calibration in (("float32", None), ("int8", calib)):
-        steps = lower(graph) if calibration is None else quantize_steps(graph, lower(graph), calibration)
+    for kind, (steps, gen, pcs, calls, sizes, _, obj) in board_builds(model, "vit", graph, calib, data.x_test, tmp):
         model_dir = tmp / kind
-        gen = export_c(model, (1, 784), model_dir, "vit", calibration=calibration)
-        pcs, (own,), sizes, _ = m4_trace(model_dir, "vit", data.x_test[:1], model_dir / "m4")
-        calls = m4_calls(pcs, own)
-        obj = b.model_sizes(model_dir, "vit", "m4f", model_dir / "size")
         flash_ok = "met" if obj.flash <= 128 * 1024 else "NOT met"
         arena_ok = "met" if gen.arena_bytes <= 48 * 1024 else "NOT met"
         print(f"  {kind}: {len(pcs):,} instructions per inference ({len(pcs) / gen.macs:.2f} per MAC over "
