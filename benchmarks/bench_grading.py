@@ -336,7 +336,8 @@ def main() -> None:
                         help="the folder of source assignments to take ASSIGNMENT from")
     parser.add_argument("--cell-seconds", type=float, default=10.0,
                         help="the per-cell limit while measuring (the infinite loop of the mix costs that much)")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of (1 job, 2 jobs)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds of (1 job, 2 jobs); the best of each is compared")
     parser.add_argument("--no-loop", action="store_true",
                         help="leave the looping submission out of the mix (11 kinds cycled): what the grader's own "
                              "work costs and how well it spreads over 2 jobs, without one cell_seconds-long tail")
@@ -385,15 +386,14 @@ def _sandbox_seconds(course: Path, assignment: str) -> str:
         return ""
     source = course / "source" / assignment / f"{assignment}.ipynb"
     limits = course_limits(course).replace(cell_seconds=CELL_SECONDS[0])
-    package = stubs.stubbed_package(assemble.replaced_names(source), course / ".autograd-lab")
-    whole = stubs.stubbed_package([], course / ".autograd-lab")
+    package, whole = stubs.course_libraries(course, source)
     judge = Judge(assemble.judge_cells(source), limits.cell_seconds)
     try:
         times = []
         for _ in range(3):
             start = time.perf_counter()
             batch.run_one(job, "student000", limits, False, seeds.read_secret(), package, judge,
-                          feedback_package=whole)
+                          feedback_package=None if whole == package else whole)  # as grade_batch does
             times.append(time.perf_counter() - start)
     finally:
         judge.close()

@@ -157,3 +157,66 @@ def test_a_reference_that_fails_stops_the_batch_before_any_student_is_graded(tmp
     with pytest.raises(instructor.CourseError, match=r"sum_of_squares_test: the exercise failed on the solution "
                                                      r"\(RuntimeError: reference bug\)"):
         instructor.autograde(tmp_path / "course", "90_fixture", unsafe=True)
+
+
+@pytest.mark.slow
+def test_judges_lend_one_judge_per_decision_and_a_source_that_fails_fails_every_decision() -> None:
+    """Judges start without waiting; threads deciding at once get the verdicts one judge gives in sequence; a source
+    cell that raises is an authoring error on the first decision and on every later one (never a verdict)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cells = assemble.judge_cells(SOURCE)
+    tags = [c["grade_id"] for c in cells if c["kind"] == "test"]
+    requests = [({tag: seed for tag in tags}, dict.fromkeys(tags)) for seed in range(4)]
+    one = judge.Judge(cells, 20.0)
+    try:
+        expected = [one.decide(*request) for request in requests]
+    finally:
+        one.close()
+    pool = judge.Judges(cells, 20.0, 2)
+    try:
+        with ThreadPoolExecutor(max_workers=4) as threads:
+            assert list(threads.map(lambda request: pool.decide(*request), requests)) == expected
+    finally:
+        pool.close()
+    broken = [dict(c, source="raise ValueError('setup bug')") if c["kind"] == "helper" else c for c in cells]
+    assert any(c["kind"] == "helper" for c in cells)
+    pool = judge.Judges(broken, 20.0, 1)
+    try:
+        for _ in range(2):
+            with pytest.raises(checks.GraderError, match=r"the source notebook fails in the judge: .*ValueError: "
+                                                         r"setup bug"):
+                pool.decide(*requests[0])
+    finally:
+        pool.close()
+
+
+@pytest.mark.slow
+def test_a_reference_that_fails_writes_nothing_though_sandboxes_ran_beside_its_check(tmp_path) -> None:
+    """With 2 jobs the authoring check overlaps the first sandbox runs; its failure still stops the batch before a
+    grade or an autograded notebook is written."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from autograd_lab.course import instructor
+
+    from .conftest import copy_course
+    from .submissions import full_solution
+
+    course = copy_course(tmp_path / "course", FIXTURE_SOURCE)
+    instructor.release(course, tmp_path / "notebooks")
+    release = nbformat.read(course / "release" / "90_fixture" / "90_fixture.ipynb", as_version=4)
+    source = nbformat.read(SOURCE, as_version=4)
+    for name in ("ada", "bob", "cy"):
+        path = course / "submitted" / name / "90_fixture" / "90_fixture.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(full_solution(release, source), path)
+    for cell in source.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sum_of_squares_code":
+            cell.source = "def sum_of_squares(x):\n    raise RuntimeError('reference bug')\n"
+    nbformat.write(source, course / "source" / "90_fixture" / "90_fixture.ipynb")
+    with pytest.raises(instructor.CourseError, match=r"sum_of_squares_test: the exercise failed on the solution"):
+        instructor.autograde(course, "90_fixture", jobs=2)
+    assert not (course / "autograded").exists()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assert gb.assignment_submissions("90_fixture") == []

@@ -5,15 +5,17 @@ the sandbox (:mod:`.sandbox`, :mod:`.exercise`) for the feedback outputs and eac
 judge (:mod:`.judge`) decide each test from those bytes. A graded test passes when its visible part ran without an
 error in the feedback run AND the judge accepted its hidden results.
 
-Sandbox runs happen in worker threads, ``jobs`` at a time, each with a judge process of its own; everything that
-writes (the autograded notebooks and the gradebook) happens in the calling thread, one submission at a time, in
-student order, so a parallel batch writes exactly what a sequential one writes.
+Sandbox runs happen in worker threads, ``jobs`` at a time, with as many judge processes, lent out one decision at a
+time (:class:`.judge.Judges`); everything that writes (the autograded notebooks and the gradebook) happens in the
+calling thread, one submission at a time, in student order, so a parallel batch writes exactly what a sequential one
+writes. The reference's run on seed 0 (the authoring check) and the judges' start-up overlap the first sandbox runs;
+the check must pass before anything is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import queue
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ from typing import Any
 from autograd_lab.course import checks
 from autograd_lab.course.grading import assemble, record, sandbox, seeds, stubs
 from autograd_lab.course.grading.assemble import ANSWER, Job
-from autograd_lab.course.grading.judge import Judge
+from autograd_lab.course.grading.judge import Judge, Judges
 from autograd_lab.course.grading.limits import Limits
 from autograd_lab.course.grading.seeds import SecretError
 
@@ -95,7 +97,7 @@ def _clean(outputs: Any) -> list[dict[str, Any]]:
 
 
 def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.Secret, package: Path,
-            judge: Judge, feedback_package: Path | None = None) -> Outcome:
+            judge: Judge | Judges, feedback_package: Path | None = None) -> Outcome:
     """Run one assembled job in its sandbox, have ``judge`` decide, and turn both into verdicts and messages.
 
     Raises:
@@ -165,51 +167,59 @@ def grade_batch(
             raise sandbox.SandboxUnavailable(problem)
     source = course_dir / "source" / assignment / f"{assignment}.ipynb"
     secret = seeds.read_secret(course_dir)
-    package = stubs.stubbed_package(assemble.replaced_names(source), course_dir / ".autograd-lab")
-    whole = stubs.stubbed_package([], course_dir / ".autograd-lab")  # what the learner's Jupyter has: feedback
+    cells = assemble.judge_cells(source)
+    tags = [c["grade_id"] for c in cells if c["kind"] == "test"]
+    workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
+    # The judges build their namespaces while the first sandboxes run.
+    judges = Judges(cells, limits.cell_seconds, workers)
+    try:
+        return _grade(course_dir, assignment, students, workers, limits, unsafe, secret, judges, tags)
+    finally:
+        judges.close()
+
+
+def _grade(course_dir: Path, assignment: str, students: list[str], workers: int, limits: Limits, unsafe: bool,
+           secret: seeds.Secret, judges: Judges, tags: list[str]) -> list[tuple[Outcome, float, float]]:
+    """:func:`grade_batch` once its judges have started."""
+    source = course_dir / "source" / assignment / f"{assignment}.ipynb"
+    package, whole = stubs.course_libraries(course_dir, source)  # whole: what the learner's Jupyter has (feedback)
     # A chapter that stubs nothing gets the whole library in its graded run too: then one sandbox serves both runs
     # (its feedback child is forked before the secret part exists), one Python start-up fewer per submission.
     feedback_package = None if whole == package else whole
-    cells = assemble.judge_cells(source)
-    workers = max(1, min(jobs, os.cpu_count() or 1, len(students) or 1))
-    judges: queue.Queue[Judge] = queue.Queue()
 
     def work(student: str) -> Outcome:
         job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes
         if job.unreadable:
             return Outcome(student, job, messages=list(messages))
-        judge = judges.get()
         try:
-            outcome = run_one(job, student, limits, unsafe, secret, package, judge,
+            outcome = run_one(job, student, limits, unsafe, secret, package, judges,
                               feedback_package=feedback_package)
         except Exception as exc:  # the grader's or the reference's fault: reported loudly, nothing recorded
             return Outcome(student, job, grader_error=f"{type(exc).__name__}: {exc}",
                            messages=[*messages, f"GRADER ERROR, not graded ({type(exc).__name__}: {exc}); fix the "
                                                 f"cause and grade it again"])
-        finally:
-            judges.put(judge)
         outcome.messages[:0] = messages + job.ignored
         return outcome
 
     results = []
-    started: list[Judge] = []
-    try:
-        for _ in range(workers):  # the judges build their namespaces side by side
-            started.append(Judge(cells, limits.cell_seconds, wait=False))
-        for judge in started:
-            judge.ready()
-            judges.put(judge)
-        # The reference must run on some seed before any student is graded: an authoring bug stops the batch here.
-        tags = [c["grade_id"] for c in cells if c["kind"] == "test"]
-        started[0].decide(dict.fromkeys(tags, 0), dict.fromkeys(tags))
-        with record.open_gradebook(course_dir) as gb:
-            writer = record.GradebookWriter(gb, course_dir, assignment)  # a bad gradebook stops here
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for outcome in pool.map(work, students):  # map keeps student order: writes are sequential
-                    results.append(_record(course_dir, assignment, outcome, unsafe, secret.public, writer))
-    finally:
-        for judge in started:
-            judge.close()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            # The reference must run on some seed before any grade is written: an authoring bug stops the batch
+            # here. It goes first in the pool's queue, so it overlaps the first sandbox runs and nothing else.
+            check = pool.submit(judges.decide, dict.fromkeys(tags, 0), dict.fromkeys(tags))
+            pending = [pool.submit(work, student) for student in students]
+            with contextlib.ExitStack() as stack:
+                try:
+                    gb = stack.enter_context(record.open_gradebook(course_dir))
+                    writer = record.GradebookWriter(gb, course_dir, assignment)  # a bad gradebook stops here
+                except Exception:
+                    check.result()  # an authoring bug is reported first: it is the first thing to fix
+                    raise
+                check.result()
+                for future in pending:  # student order: writes are sequential, as in a batch of one job
+                    results.append(_record(course_dir, assignment, future.result(), unsafe, secret.public, writer))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     return results
 
 

@@ -84,6 +84,7 @@ class CellRunner:
         self.budget = budget
         self.figures = figures
         self.outputs: list[dict] = []
+        self._compiled: dict[tuple[str, str], tuple[types.CodeType, types.CodeType | None]] = {}
         ns["display"] = self.display
         signal.signal(signal.SIGALRM, _on_alarm)
 
@@ -100,6 +101,24 @@ class CellRunner:
             out["execution_count"] = None
         self.outputs.append(out)
 
+    def compile(self, source: str, filename: str) -> tuple[types.CodeType, types.CodeType | None]:
+        """(the cell's code but its last expression, that expression's code or None), compiled once per text: the
+        judge compiles a hidden part before it forks a worker per submission.
+
+        Raises:
+            SyntaxError: if ``source`` is not Python.
+        """
+        key = (source, filename)
+        if key not in self._compiled:
+            tree = ast.parse(source, filename)
+            tail = tree.body[-1] if tree.body else None
+            last = tail if isinstance(tail, ast.Expr) else None
+            if last is not None:
+                tree.body.pop()
+            self._compiled[key] = (compile(tree, filename, "exec"),
+                                   None if last is None else compile(ast.Expression(last.value), filename, "eval"))
+        return self._compiled[key]
+
     def run(self, source: str, filename: str, timeout: float | None) -> dict[str, str] | None:
         """Execute ``source``; None on success, else ``{"ename", "evalue", "line"}`` of the exception raised."""
         self.outputs = []
@@ -111,14 +130,10 @@ class CellRunner:
             signal.setitimer(signal.ITIMER_REAL, timeout)
         error = None
         try:
-            tree = ast.parse(source, filename)
-            tail = tree.body[-1] if tree.body else None
-            last = tail if isinstance(tail, ast.Expr) else None
+            body, last = self.compile(source, filename)
+            exec(body, self.ns)
             if last is not None:
-                tree.body.pop()
-            exec(compile(tree, filename, "exec"), self.ns)
-            if last is not None:
-                value = eval(compile(ast.Expression(last.value), filename, "eval"), self.ns)
+                value = eval(last, self.ns)
                 if value is not None:
                     self._add("execute_result", value)
         except BaseException as exc:  # the cell's error is reported; the notebook goes on, as "Run All" does

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from autograd_lab.course import checks
+from autograd_lab.course.grading import exchange
 from autograd_lab.course.grading.cells import Budget, CellRunner, main_namespace
 from autograd_lab.course.grading.wire import frame, read_frame, read_until, write_all
 
@@ -50,8 +52,6 @@ class JudgeMode:
         self.outcome: dict[str, Any] | None = None
 
     def run(self, test: checks.HiddenTest) -> None:
-        from autograd_lab.course.grading import exchange
-
         if self.outcome is not None:
             self.outcome = {"error": f"{test.tag}: checks.hidden_test was called more than once"}
             return
@@ -66,8 +66,6 @@ class JudgeMode:
 
 def decide(test: checks.HiddenTest, seed: int, data: bytes | None, want: Any) -> tuple[bool, str]:
     """(passed, message) for the student's ``data`` against ``want``; only fixed texts or the judge's own text."""
-    from autograd_lab.course.grading import exchange
-
     if data is None:
         return False, checks.NO_RESULT
     try:
@@ -105,6 +103,10 @@ def _snapshot(cell: dict, runner: CellRunner, requests: int, answers: int, secon
     """Serve requests ``{"seed", "data"}`` for one test, one forked worker each (never returns)."""
     try:
         os.close(0)  # requests come only through its own pipe
+        try:  # once here, not in every worker (a broken cell is reported by the worker that runs it)
+            runner.compile(cell["source"], f"<hidden test {cell['grade_id']}>")
+        except SyntaxError:
+            pass
         while True:
             try:
                 request = read_frame(requests)
@@ -125,6 +127,9 @@ def main() -> None:
     os.dup2(null, 1)
     os.dup2(null, 2)
     os.environ.setdefault("MPLBACKEND", "agg")
+    from autograd_lab.course.grading import lazy
+
+    lazy.install()  # setup cells import matplotlib for demo cells, which the judge never runs: ~0.3 s per judge
     setup = read_frame(0)
     seconds = float(setup["cell_seconds"])
     runner = CellRunner(main_namespace(), Budget(0))
@@ -191,19 +196,31 @@ class Judge:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(frame({"cells": cells, "cell_seconds": cell_seconds}))
         self.proc.stdin.flush()
+        self._failure: checks.GraderError | None = None
+        self._ready = False
         if wait:
             self.ready()
 
     def ready(self) -> None:
-        """Wait until the judge has built its namespace from the source.
+        """Wait until the judge has built its namespace from the source (at once when it already has;
+        :meth:`decide` calls it).
 
         Raises:
-            checks.GraderError: if the judge cannot start or a source cell raises.
+            checks.GraderError: if the judge cannot start or a source cell raises (again on every later call).
         """
-        reply = self._reply()
-        if reply.get("problems"):
+        if self._failure is not None:
+            raise self._failure
+        if self._ready:
+            return
+        try:
+            reply = self._reply()
+            if reply.get("problems"):
+                raise checks.GraderError("the source notebook fails in the judge: " + "; ".join(reply["problems"]))
+        except checks.GraderError as exc:
+            self._failure = exc
             self.close()
-            raise checks.GraderError("the source notebook fails in the judge: " + "; ".join(reply["problems"]))
+            raise
+        self._ready = True
 
     def _reply(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
@@ -216,8 +233,10 @@ class Judge:
         """The verdict of each graded test from the student's ``results`` (None: no data came back).
 
         Raises:
-            checks.GraderError: if the reference failed on these seeds (the instructor's bug, not a verdict).
+            checks.GraderError: if the reference failed on these seeds (the instructor's bug, not a verdict), or
+                the judge could not start (:meth:`ready`).
         """
+        self.ready()
         assert self.proc.stdin is not None
         self.proc.stdin.write(frame({"seeds": seeds, "results": {
             tag: None if data is None else base64.b64encode(data).decode("ascii") for tag, data in results.items()}}))
@@ -235,6 +254,42 @@ class Judge:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class Judges:
+    """A batch's judges, ``count`` processes started side by side and lent out one decision at a time (a
+    :class:`Judge` is not shared between threads). Thread-safe; :meth:`decide` waits for an idle judge.
+
+    Starting returns at once: each judge builds its namespace while the first sandboxes run, and the first
+    :meth:`decide` on it waits for that (:meth:`Judge.ready`).
+    """
+
+    def __init__(self, cells: list[dict[str, Any]], cell_seconds: float, count: int) -> None:
+        self.started: list[Judge] = []
+        self.idle: queue.Queue[Judge] = queue.Queue()
+        try:
+            for _ in range(max(1, count)):
+                self.started.append(Judge(cells, cell_seconds, wait=False))
+                self.idle.put(self.started[-1])
+        except BaseException:
+            self.close()
+            raise
+
+    def decide(self, seeds: dict[str, int], results: dict[str, bytes | None]) -> dict[str, Verdict]:
+        """:meth:`Judge.decide` on the next idle judge.
+
+        Raises:
+            checks.GraderError: as :meth:`Judge.decide`.
+        """
+        judge = self.idle.get()
+        try:
+            return judge.decide(seeds, results)
+        finally:
+            self.idle.put(judge)
+
+    def close(self) -> None:
+        for judge in self.started:
+            judge.close()
 
 
 if __name__ == "__main__":

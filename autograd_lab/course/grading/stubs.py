@@ -17,14 +17,18 @@ import compileall
 import hashlib
 import inspect
 import os
+import py_compile
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterable
+from importlib.util import cache_from_source
 from pathlib import Path
 
 import autograd_lab
 from autograd_lab.course import checks
+
+UNCHECKED = py_compile.PycInvalidationMode.UNCHECKED_HASH
 
 PACKAGE = Path(autograd_lab.__file__).resolve().parent
 
@@ -142,6 +146,10 @@ def digest(names: Iterable[str]) -> str:
 def stubbed_package(names: Iterable[str], cache: Path) -> Path:
     """The folder ``<cache>/stubs/<key>/autograd_lab``: a copy of the package with ``names`` stubbed (built once).
 
+    Its bytecode is compiled with unchecked-hash invalidation (the folder never changes once built). A stubbed copy
+    is made from the whole copy (``names`` empty, built first): the files it does not stub keep that copy's
+    bytecode, and only the stubbed files are compiled, from their stubbed text.
+
     Raises:
         StubError: if a name cannot be stubbed.
     """
@@ -153,18 +161,29 @@ def stubbed_package(names: Iterable[str], cache: Path) -> Path:
     for name in names:
         path, qualname = definition(name)
         by_file.setdefault(path, []).append((qualname, name))
+    base = stubbed_package([], cache) if names else None
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
         copy = build / "autograd_lab"
         for path in _package_files():
-            dest = copy / path.relative_to(PACKAGE)
+            relative = path.relative_to(PACKAGE)
+            dest = copy / relative
             dest.parent.mkdir(parents=True, exist_ok=True)
             if path in by_file:
                 dest.write_text(stub_source(path.read_text(encoding="utf-8"), by_file[path]), encoding="utf-8")
-            else:
+                py_compile.compile(str(dest), cfile=cache_from_source(str(dest)), doraise=True,
+                                   invalidation_mode=UNCHECKED)
+            elif base is None:
                 shutil.copyfile(path, dest)
-        compileall.compile_dir(str(copy), quiet=2, workers=1)
+            else:
+                shutil.copyfile(base / relative, dest)  # the same text as the package's
+                if dest.suffix == ".py":
+                    compiled = Path(cache_from_source(str(dest)))
+                    compiled.parent.mkdir(exist_ok=True)
+                    shutil.copyfile(cache_from_source(str(base / relative)), compiled)
+        if base is None:
+            compileall.compile_dir(str(copy), quiet=2, workers=1, invalidation_mode=UNCHECKED)
         for p in [build, *build.rglob("*")]:  # readable by the sandbox's user (nobody)
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
         try:
@@ -175,3 +194,18 @@ def stubbed_package(names: Iterable[str], cache: Path) -> Path:
         shutil.rmtree(build, ignore_errors=True)
         raise
     return target / "autograd_lab"
+
+
+def course_libraries(course_dir: Path, source: Path) -> tuple[Path, Path]:
+    """(the chapter's stubbed copy, the whole copy) for the source notebook ``source`` of the course at
+    ``course_dir``, cached in ``course_dir/.autograd-lab``. ``course release`` builds them, so that grading finds
+    them (it builds them itself when the library changed since).
+
+    Raises:
+        StubError: if a ``replaces=`` name cannot be stubbed.
+        AuthoringError: if a test cell of the source breaks the hidden-test contract.
+    """
+    from autograd_lab.course.grading import assemble
+
+    cache = course_dir / ".autograd-lab"
+    return stubbed_package(assemble.replaced_names(source), cache), stubbed_package([], cache)

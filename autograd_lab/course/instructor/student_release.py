@@ -6,6 +6,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from autograd_lab.course.grading import stubs
+from autograd_lab.course.grading.testcell import AuthoringError
 from autograd_lab.course.instructor.course_root import (
     CourseError,
     assignments,
@@ -21,10 +23,13 @@ def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) ->
 
     Runs nbgrader's ``generate_assignment`` in this process (one process for the whole course is ~10x faster than
     one ``nbgrader`` call per assignment); the release also stays in ``course_dir/release`` for nbgrader's exchange.
+    Then builds each assignment's copies of the library for the grading sandbox
+    (:func:`autograd_lab.course.grading.stubs.course_libraries`), which also checks its ``replaces=`` names.
     ``which``: assignment ids (default: all). Returns the written notebook paths.
 
     Raises:
-        CourseError: if an assignment does not hold its notebook ``<assignment>.ipynb``, or nbgrader fails.
+        CourseError: if an assignment does not hold its notebook ``<assignment>.ipynb``, nbgrader fails, or a hidden
+            test's ``replaces=`` names something that cannot be stubbed.
     """
     from nbgrader.apps import NbGraderAPI
 
@@ -42,4 +47,9 @@ def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) ->
             dest = notebooks_dir / f"{name}.ipynb"
             shutil.copyfile(course_dir / "release" / name / f"{name}.ipynb", dest)
             written.append(dest)
+    for name in names:  # the sandbox's libraries, built now rather than in the first grading's serial start
+        try:
+            stubs.course_libraries(course_dir, source_notebook(course_dir, name))
+        except (AuthoringError, stubs.StubError) as exc:
+            raise CourseError(f"assignment {name}: {exc}") from None
     return written
