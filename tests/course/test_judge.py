@@ -194,7 +194,8 @@ def test_judges_lend_one_judge_per_decision_and_a_source_that_fails_fails_every_
 @pytest.mark.slow
 def test_a_reference_that_fails_writes_nothing_though_sandboxes_ran_beside_its_check(tmp_path) -> None:
     """With 2 jobs the authoring check overlaps the first sandbox runs; its failure still stops the batch before a
-    grade or an autograded notebook is written."""
+    grade or an autograded notebook is written. The reference fails on seed 0's inputs only, so the students' own
+    seeds pass: only the order of the check and the writes keeps this batch from recording grades."""
     import nbformat
     from nbgrader.api import Gradebook
 
@@ -211,11 +212,16 @@ def test_a_reference_that_fails_writes_nothing_though_sandboxes_ran_beside_its_c
         path = course / "submitted" / name / "90_fixture" / "90_fixture.ipynb"
         path.parent.mkdir(parents=True)
         nbformat.write(full_solution(release, source), path)
+    seed0 = np.random.default_rng(0)  # as the fixture's inputs() draws them
+    seed0_x = seed0.normal(size=(int(seed0.integers(2, 6)),)).tolist()
     for cell in source.cells:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sum_of_squares_code":
-            cell.source = "def sum_of_squares(x):\n    raise RuntimeError('reference bug')\n"
+            cell.source = (f"def sum_of_squares(x):\n    if x.tolist() == {seed0_x!r}:\n"
+                           f"        raise RuntimeError('reference bug on seed 0')\n"
+                           f"    return float(np.sum(np.square(x)))\n")
     nbformat.write(source, course / "source" / "90_fixture" / "90_fixture.ipynb")
-    with pytest.raises(instructor.CourseError, match=r"sum_of_squares_test: the exercise failed on the solution"):
+    with pytest.raises(instructor.CourseError, match=r"sum_of_squares_test: the exercise failed on the solution "
+                                                     r"\(RuntimeError: reference bug on seed 0\)"):
         instructor.autograde(course, "90_fixture", jobs=2)
     assert not (course / "autograded").exists()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:

@@ -7,6 +7,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+from importlib.util import cache_from_source
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,18 @@ def test_the_copy_lacks_the_reference_text_and_the_rest_of_the_library_works(tmp
     assert "return a + b" not in arithmetic and "return [sum_to_shape(gy, a.shape), sum_to_shape(gy, b.shape)]" \
         not in arithmetic
     assert (stubs.PACKAGE / "ops" / "arithmetic.py").read_text().count("return a + b") == 1  # it was there
+    # Every module has unchecked-hash bytecode (flags 0b01); a stubbed module's comes from its stubbed text, the
+    # others' from the whole copy, which has no stub.
+    whole = stubs.stubbed_package([], tmp_path)
+    for library in (copy, whole):
+        for source in library.rglob("*.py"):
+            compiled = Path(cache_from_source(str(source)))
+            assert compiled.read_bytes()[4:8] == b"\x01\x00\x00\x00", compiled
+    stubbed_pyc = Path(cache_from_source(str(copy / "ops" / "arithmetic.py"))).read_bytes()
+    assert stubs.message("autograd_lab.ops.AddOp").encode() in stubbed_pyc
+    assert b"write it yourself" not in Path(cache_from_source(str(whole / "ops" / "arithmetic.py"))).read_bytes()
+    assert Path(cache_from_source(str(copy / "nn" / "linear.py"))).read_bytes() == \
+        Path(cache_from_source(str(whole / "nn" / "linear.py"))).read_bytes()
     probe = textwrap.dedent('''\
         import numpy as np
         from autograd_lab import Engine, Variable
@@ -107,3 +120,22 @@ def test_a_function_named_twice_is_stubbed_once():
     out = stubs.stub_source(text, [(["predict"], "a.predict"), (["predict"], "a.b.predict")])
     ast.parse(out)
     assert out.count("raise NotImplementedError") == 1 and "return x + 1" not in out
+
+
+@pytest.mark.slow
+def test_course_release_builds_the_sandbox_libraries_and_refuses_a_name_it_cannot_stub(tmp_path: Path) -> None:
+    """The grader then finds both copies built; a ``replaces=`` typo is found when the chapter is released, before
+    students get it, not when it is graded."""
+    from autograd_lab.course import instructor
+
+    from .conftest import FIXTURE_SOURCE, copy_course
+
+    course = copy_course(tmp_path / "course", FIXTURE_SOURCE)
+    instructor.release(course, tmp_path / "notebooks")
+    source = course / "source" / "90_fixture" / "90_fixture.ipynb"
+    built = sorted(p.parent.name for p in (course / ".autograd-lab" / "stubs").glob("*/autograd_lab"))
+    assert built == sorted(p.parents[0].name for p in stubs.course_libraries(course, source))
+    assert len(built) == 2  # the chapter's stubbed copy and the whole one
+    source.write_text(source.read_text().replace("autograd_lab.ops.AddOp", "autograd_lab.ops.AddOpp"))
+    with pytest.raises(instructor.CourseError, match=r"assignment 90_fixture: .*AddOpp"):
+        instructor.release(course, tmp_path / "notebooks")
