@@ -14,13 +14,15 @@ correct submission full marks, or the benchmark stops. Prints:
 
 1. seconds per submission with 1 job (wall clock of the batch, gradebook writes included) and the time one
    sandbox run of a correct submission takes alone (start-up, harness, tests);
-2. the speed-up of 2 jobs over 1 on this machine (best run of each, and each round's pair). Goal: >= 1.8x on 2
-   cores. The default batch is 24 submissions, a small class section: whatever the batch size, the last
-   submission runs alone for about half a sandbox run on average (the other worker has nothing left), so with 12
-   submissions that tail alone costs about 0.1x of the speed-up (measured: 1.75-1.88x with 12, 1.80-1.96x with 24,
-   on the same code). The looping submission sets a floor: its cell runs cell_seconds on one core, and in student
-   order it is the last of every 12, so it runs alone at the end of a batch of 12 (printed as the bound, the best
-   speed-up that order allows: with 10 s and ~0.8 s per other submission, about 1.3x);
+2. the speed-up of 2 jobs over 1 on this machine (best run of each over 3 interleaved rounds, and each round's
+   pair). Goal: >= 1.8x on 2 cores. The default batch is 24 submissions, a small class section: whatever the batch
+   size, the last submission runs alone for about half a sandbox run on average (the other worker has nothing
+   left), ~3% of the speed-up with 24. The looping submission sets a floor: its cell runs cell_seconds on one
+   core, and in student order it is the last of every 12, so it runs alone at the end of a batch of 12 (printed
+   as the bound, the best speed-up that order allows: with 10 s and ~0.4 s per other submission, about 1.2x).
+   This 2-vCPU machine is noisy: the same batch's 1-job time varies by up to 20% from round to round, and
+   independent Python processes scale 1.9-2.2x here (``xargs -P2``), so a chapter's figure moves by ~0.1x
+   between runs;
 3. CPU per submission: all of it (the grader's process and every process it starts: sandboxes, judges and the
    judges' forks; goal <= 1 s on average), as the kernel counts it (:mod:`cpu_meter`; where that is not possible,
    what ``getrusage`` and the sandboxes' harnesses report, which misses the judges' forks), the grader's own process

@@ -173,15 +173,14 @@ def grade_batch(
     # The judges build their namespaces while the first sandboxes run.
     judges = Judges(cells, limits.cell_seconds, workers)
     try:
-        return _grade(course_dir, assignment, students, workers, limits, unsafe, secret, judges, tags)
+        return _grade(course_dir, assignment, source, students, workers, limits, unsafe, secret, judges, tags)
     finally:
         judges.close()
 
 
-def _grade(course_dir: Path, assignment: str, students: list[str], workers: int, limits: Limits, unsafe: bool,
-           secret: seeds.Secret, judges: Judges, tags: list[str]) -> list[tuple[Outcome, float, float]]:
+def _grade(course_dir: Path, assignment: str, source: Path, students: list[str], workers: int, limits: Limits,
+           unsafe: bool, secret: seeds.Secret, judges: Judges, tags: list[str]) -> list[tuple[Outcome, float, float]]:
     """:func:`grade_batch` once its judges have started."""
-    source = course_dir / "source" / assignment / f"{assignment}.ipynb"
     package, whole = stubs.course_libraries(course_dir, source)  # whole: what the learner's Jupyter has (feedback)
     # A chapter that stubs nothing gets the whole library in its graded run too: then one sandbox serves both runs
     # (its feedback child is forked before the secret part exists), one Python start-up fewer per submission.
