@@ -226,3 +226,67 @@ def test_a_reference_that_fails_writes_nothing_though_sandboxes_ran_beside_its_c
     assert not (course / "autograded").exists()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         assert gb.assignment_submissions("90_fixture") == []
+
+
+@pytest.mark.slow
+def test_an_interrupted_batch_does_not_wait_for_a_judge_stuck_in_a_looping_source_cell(tmp_path, monkeypatch) -> None:
+    """The authoring check runs in a pool thread; when the batch stops (Ctrl-C while the gradebook opens, here), the
+    judges are killed before the pool is shut down, so a source cell that never ends cannot hold the grader."""
+    import threading
+
+    import nbformat
+
+    from autograd_lab.course import instructor
+    from autograd_lab.course.grading import batch, record
+
+    from .conftest import copy_course
+
+    course = copy_course(tmp_path / "course", FIXTURE_SOURCE)
+    instructor.release(course, tmp_path / "notebooks")
+    source = nbformat.read(SOURCE, as_version=4)
+    for cell in source.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sum_of_squares_code":
+            cell.source = "while True:\n    pass\n"
+    nbformat.write(source, course / "source" / "90_fixture" / "90_fixture.ipynb")
+
+    def interrupted(course_dir):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(record, "open_gradebook", interrupted)
+    raised: list[BaseException] = []
+
+    def grade() -> None:
+        try:
+            batch.grade_batch(course, "90_fixture", [], jobs=1, unsafe=True)
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=grade, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the batch still waits for the judge 60 s after the interrupt"
+    assert len(raised) == 1 and isinstance(raised[0], KeyboardInterrupt)
+
+
+def test_judges_kill_ends_a_decision_blocked_on_a_looping_source_cell() -> None:
+    import threading
+
+    cells = [{"index": 0, "kind": "helper", "grade_id": "loop", "source": "while True:\n    pass\n"},
+             {"index": 1, "kind": "test", "grade_id": "t", "source": "pass\n"}]
+    pool = judge.Judges(cells, 5.0, 1)
+    errors: list[BaseException] = []
+
+    def decide() -> None:
+        try:
+            pool.decide({"t": 0}, {"t": None})
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=decide, daemon=True)
+    thread.start()
+    thread.join(timeout=1.0)
+    assert thread.is_alive()  # still waiting for the judge's namespace
+    pool.kill()
+    thread.join(timeout=30)
+    pool.close()
+    assert not thread.is_alive() and len(errors) == 1 and isinstance(errors[0], checks.GraderError)

@@ -138,4 +138,14 @@ def test_course_release_builds_the_sandbox_libraries_and_refuses_a_name_it_canno
     assert len(built) == 2  # the chapter's stubbed copy and the whole one
     source.write_text(source.read_text().replace("autograd_lab.ops.AddOp", "autograd_lab.ops.AddOpp"))
     with pytest.raises(instructor.CourseError, match=r"assignment 90_fixture: .*AddOpp"):
-        instructor.release(course, tmp_path / "notebooks")
+        instructor.release(course, tmp_path / "notebooks-after-the-typo")
+    assert not (tmp_path / "notebooks-after-the-typo").exists()  # no student copy was written
+
+
+def test_the_bytecode_lands_beside_the_copy_whatever_the_graders_pycache_prefix(tmp_path: Path, monkeypatch) -> None:
+    """The sandbox's interpreter has a cleared environment, so it looks in ``__pycache__`` beside each module."""
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    copy = stubs.stubbed_package(["autograd_lab.ops.AddOp"], tmp_path / "cache")
+    modules = list(copy.rglob("*.py"))
+    assert modules and all(stubs.bytecode_path(m).is_file() for m in modules)
+    assert not (tmp_path / "prefix").exists()

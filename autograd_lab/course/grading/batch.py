@@ -217,8 +217,11 @@ def _grade(course_dir: Path, assignment: str, source: Path, students: list[str],
                 check.result()
                 for future in pending:  # student order: writes are sequential, as in a batch of one job
                     results.append(_record(course_dir, assignment, future.result(), unsafe, secret.public, writer))
+        except BaseException:
+            judges.kill()  # a thread blocked on a judge (a looping source cell, say) must not hold up the shutdown
+            raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)  # a sandbox already running finishes (its own limits)
     return results
 
 

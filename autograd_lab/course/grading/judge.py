@@ -182,13 +182,13 @@ def main() -> None:
 class Judge:
     """The grader's handle on one judge process for one source notebook (not shared between threads).
 
-    Raises (from the constructor):
+    Raises (from the constructor, with ``wait=True``; else from the first :meth:`ready` or :meth:`decide`):
         checks.GraderError: if the judge cannot start or a source cell raises.
     """
 
     def __init__(self, cells: list[dict[str, Any]], cell_seconds: float, wait: bool = True) -> None:
-        """Start the judge process and send it the source's cells; with ``wait=False`` the caller calls
-        :meth:`ready` before the first :meth:`decide` (so that several judges start side by side)."""
+        """Start the judge process and send it the source's cells; with ``wait=False`` return at once, and the
+        first :meth:`decide` waits until the judge is ready (so that several judges start side by side)."""
         package_parent = str(Path(__file__).resolve().parents[3])
         env = {**os.environ, "PYTHONPATH": package_parent, "MPLBACKEND": "agg", "OPENBLAS_NUM_THREADS": "1"}
         self.proc = subprocess.Popen([sys.executable, "-m", "autograd_lab.course.grading.judge"],
@@ -248,12 +248,19 @@ class Judge:
 
     def close(self) -> None:
         if self.proc.stdin is not None:
-            self.proc.stdin.close()
+            try:
+                self.proc.stdin.close()
+            except OSError:  # the judge already ended (killed, or crashed): its unsent bytes do not matter
+                pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+    def kill(self) -> None:
+        """End the judge now: a thread blocked in :meth:`ready` or :meth:`decide` gets a GraderError."""
+        self.proc.kill()
 
 
 class Judges:
@@ -290,6 +297,11 @@ class Judges:
     def close(self) -> None:
         for judge in self.started:
             judge.close()
+
+    def kill(self) -> None:
+        """End every judge now (an interrupted or failed batch must not wait for a judge stuck in a source cell)."""
+        for judge in self.started:
+            judge.kill()
 
 
 if __name__ == "__main__":

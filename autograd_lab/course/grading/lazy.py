@@ -1,4 +1,5 @@
-"""Deferred imports in the exercise process: a module named in :data:`LAZY` runs its code on first use, not on import.
+"""Deferred imports in the exercise process and the judge: a module named in :data:`LAZY` runs its code on first use,
+not on import.
 
 Most chapters' setup cell runs ``import matplotlib.pyplot as plt`` for its demo cells, which the sandbox never runs
 (:meth:`autograd_lab.course.grading.assemble.Job.public_cells`). Running matplotlib and pyplot costs ~0.5 s of CPU

@@ -13,7 +13,6 @@ Copies are cached by content (the package's files and the names) under ``<cache>
 from __future__ import annotations
 
 import ast
-import compileall
 import hashlib
 import inspect
 import os
@@ -22,7 +21,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable
-from importlib.util import cache_from_source
 from pathlib import Path
 
 import autograd_lab
@@ -143,6 +141,12 @@ def digest(names: Iterable[str]) -> str:
     return h.hexdigest()
 
 
+def bytecode_path(source: Path) -> Path:
+    """``<folder>/__pycache__/<stem>.<cache tag>.pyc``: where the sandbox's interpreter (with a cleared environment,
+    so no ``PYTHONPYCACHEPREFIX``) looks for ``source``'s bytecode, whatever the grader's own settings."""
+    return source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+
+
 def stubbed_package(names: Iterable[str], cache: Path) -> Path:
     """The folder ``<cache>/stubs/<key>/autograd_lab``: a copy of the package with ``names`` stubbed (built once).
 
@@ -172,18 +176,17 @@ def stubbed_package(names: Iterable[str], cache: Path) -> Path:
             dest.parent.mkdir(parents=True, exist_ok=True)
             if path in by_file:
                 dest.write_text(stub_source(path.read_text(encoding="utf-8"), by_file[path]), encoding="utf-8")
-                py_compile.compile(str(dest), cfile=cache_from_source(str(dest)), doraise=True,
-                                   invalidation_mode=UNCHECKED)
-            elif base is None:
-                shutil.copyfile(path, dest)
             else:
-                shutil.copyfile(base / relative, dest)  # the same text as the package's
-                if dest.suffix == ".py":
-                    compiled = Path(cache_from_source(str(dest)))
-                    compiled.parent.mkdir(exist_ok=True)
-                    shutil.copyfile(cache_from_source(str(base / relative)), compiled)
-        if base is None:
-            compileall.compile_dir(str(copy), quiet=2, workers=1, invalidation_mode=UNCHECKED)
+                shutil.copyfile(path if base is None else base / relative, dest)  # the package's text either way
+            if dest.suffix != ".py":
+                continue
+            compiled = bytecode_path(dest)
+            compiled.parent.mkdir(exist_ok=True)
+            reused = None if base is None or path in by_file else bytecode_path(base / relative)
+            if reused is not None and reused.is_file():
+                shutil.copyfile(reused, compiled)
+            else:
+                py_compile.compile(str(dest), cfile=str(compiled), doraise=True, invalidation_mode=UNCHECKED)
         for p in [build, *build.rglob("*")]:  # readable by the sandbox's user (nobody)
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
         try:

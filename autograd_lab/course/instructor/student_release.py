@@ -23,7 +23,7 @@ def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) ->
 
     Runs nbgrader's ``generate_assignment`` in this process (one process for the whole course is ~10x faster than
     one ``nbgrader`` call per assignment); the release also stays in ``course_dir/release`` for nbgrader's exchange.
-    Then builds each assignment's copies of the library for the grading sandbox
+    First builds each assignment's copies of the library for the grading sandbox
     (:func:`autograd_lab.course.grading.stubs.course_libraries`), which also checks its ``replaces=`` names.
     ``which``: assignment ids (default: all). Returns the written notebook paths.
 
@@ -35,7 +35,12 @@ def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) ->
 
     names = list(which or assignments(course_dir))
     for name in names:
-        source_notebook(course_dir, name)
+        # The grading sandbox's libraries, built before any student copy exists (a replaces= typo stops here) and
+        # now rather than in the first grading's serial start.
+        try:
+            stubs.course_libraries(course_dir, source_notebook(course_dir, name))
+        except (AuthoringError, stubs.StubError) as exc:
+            raise CourseError(f"assignment {name}: {exc}") from None
     notebooks_dir.mkdir(parents=True, exist_ok=True)
     written = []
     with tools_on_path():
@@ -47,9 +52,4 @@ def release(course_dir: Path, notebooks_dir: Path, which: Sequence[str] = ()) ->
             dest = notebooks_dir / f"{name}.ipynb"
             shutil.copyfile(course_dir / "release" / name / f"{name}.ipynb", dest)
             written.append(dest)
-    for name in names:  # the sandbox's libraries, built now rather than in the first grading's serial start
-        try:
-            stubs.course_libraries(course_dir, source_notebook(course_dir, name))
-        except (AuthoringError, stubs.StubError) as exc:
-            raise CourseError(f"assignment {name}: {exc}") from None
     return written
