@@ -388,14 +388,14 @@ def _sandbox_seconds(course: Path, assignment: str) -> str:
         return ""
     source = course / "source" / assignment / f"{assignment}.ipynb"
     limits = course_limits(course).replace(cell_seconds=CELL_SECONDS[0])
-    package, whole = stubs.course_libraries(course, source)
+    package, feedback_package = stubs.course_libraries(course, source)
     judge = Judge(assemble.judge_cells(source), limits.cell_seconds)
     try:
         times = []
         for _ in range(3):
             start = time.perf_counter()
             batch.run_one(job, "student000", limits, False, seeds.read_secret(), package, judge,
-                          feedback_package=None if whole == package else whole)  # as grade_batch does
+                          feedback_package=feedback_package)
             times.append(time.perf_counter() - start)
     finally:
         judge.close()

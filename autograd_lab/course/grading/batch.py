@@ -181,10 +181,9 @@ def grade_batch(
 def _grade(course_dir: Path, assignment: str, source: Path, students: list[str], workers: int, limits: Limits,
            unsafe: bool, secret: seeds.Secret, judges: Judges, tags: list[str]) -> list[tuple[Outcome, float, float]]:
     """:func:`grade_batch` once its judges have started."""
-    package, whole = stubs.course_libraries(course_dir, source)  # whole: what the learner's Jupyter has (feedback)
-    # A chapter that stubs nothing gets the whole library in its graded run too: then one sandbox serves both runs
-    # (its feedback child is forked before the secret part exists), one Python start-up fewer per submission.
-    feedback_package = None if whole == package else whole
+    # A chapter that stubs nothing has no feedback package: one sandbox serves both runs (its feedback child is
+    # forked before the secret part exists), one Python start-up fewer per submission.
+    package, feedback_package = stubs.course_libraries(course_dir, source)
 
     def work(student: str) -> Outcome:
         job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes

@@ -105,7 +105,7 @@ def _snapshot(cell: dict, runner: CellRunner, requests: int, answers: int, secon
         os.close(0)  # requests come only through its own pipe
         try:  # once here, not in every worker (a broken cell is reported by the worker that runs it)
             runner.compile(cell["source"], f"<hidden test {cell['grade_id']}>")
-        except SyntaxError:
+        except Exception:  # SyntaxError, or ValueError for a null byte
             pass
         while True:
             try:

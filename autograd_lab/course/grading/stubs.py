@@ -199,10 +199,12 @@ def stubbed_package(names: Iterable[str], cache: Path) -> Path:
     return target / "autograd_lab"
 
 
-def course_libraries(course_dir: Path, source: Path) -> tuple[Path, Path]:
-    """(the chapter's stubbed copy, the whole copy) for the source notebook ``source`` of the course at
-    ``course_dir``, cached in ``course_dir/.autograd-lab``. ``course release`` builds them, so that grading finds
-    them (it builds them itself when the library changed since).
+def course_libraries(course_dir: Path, source: Path) -> tuple[Path, Path | None]:
+    """(the copy the graded run gets, the copy a feedback run of its own gets, or None) for the source notebook
+    ``source`` of the course at ``course_dir``, cached in ``course_dir/.autograd-lab``. The feedback run gets the
+    whole library, as the learner's Jupyter has it; a chapter that stubs nothing needs no second copy, so one sandbox
+    serves both runs (None). ``course release`` builds them, so that grading finds them (it builds them itself when
+    the library changed since).
 
     Raises:
         StubError: if a ``replaces=`` name cannot be stubbed.
@@ -211,4 +213,5 @@ def course_libraries(course_dir: Path, source: Path) -> tuple[Path, Path]:
     from autograd_lab.course.grading import assemble
 
     cache = course_dir / ".autograd-lab"
-    return stubbed_package(assemble.replaced_names(source), cache), stubbed_package([], cache)
+    graded, whole = stubbed_package(assemble.replaced_names(source), cache), stubbed_package([], cache)
+    return graded, None if whole == graded else whole
