@@ -290,3 +290,52 @@ def test_judges_kill_ends_a_decision_blocked_on_a_looping_source_cell() -> None:
     thread.join(timeout=30)
     pool.close()
     assert not thread.is_alive() and len(errors) == 1 and isinstance(errors[0], checks.GraderError)
+
+
+def test_a_batch_never_runs_more_sandboxes_than_jobs_and_writes_what_one_job_writes(tmp_path, monkeypatch) -> None:
+    """Each worker starts its next sandbox while the judge decides its last submission: the judge's work overlaps
+    the sandboxes, but no more than ``jobs`` sandboxes run at once, and the gradebook gets what a 1-job batch
+    writes."""
+    import threading
+
+    import nbformat
+
+    from autograd_lab.course import instructor
+    from autograd_lab.course.grading import batch, sandbox
+
+    from .conftest import copy_course
+    from .submissions import full_solution
+
+    course = copy_course(tmp_path / "course", FIXTURE_SOURCE)
+    instructor.release(course, tmp_path / "notebooks")
+    release = nbformat.read(course / "release" / "90_fixture" / "90_fixture.ipynb", as_version=4)
+    source = nbformat.read(SOURCE, as_version=4)
+    students = [f"s{k}" for k in range(6)]
+    for k, name in enumerate(students):
+        path = course / "submitted" / name / "90_fixture" / "90_fixture.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(full_solution(release, source) if k % 2 == 0 else release, path)
+    running, most, lock = [0], [0], threading.Lock()
+    run = sandbox._run
+
+    def counted(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return run(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(sandbox, "_run", counted)
+    monkeypatch.setattr(batch.os, "cpu_count", lambda: 8)  # 3 jobs even on a 2-core machine
+    three = [(o.student, score, top, o.messages)
+             for o, score, top in batch.grade_batch(course, "90_fixture", students, jobs=3, unsafe=True)]
+    assert most[0] == 3
+    most[0] = 0
+    one = [(o.student, score, top, o.messages)
+           for o, score, top in batch.grade_batch(course, "90_fixture", students, jobs=1, unsafe=True)]
+    assert most[0] == 1
+    assert three == one
+    assert [score == top for _, score, top, _ in one] == [True, False] * 3

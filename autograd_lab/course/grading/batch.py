@@ -1,22 +1,24 @@
 """Grade a class's submissions of one assignment: each runs in its own sandbox, a trusted judge decides.
 
 Per submission (:func:`run_one`): assemble the job (:mod:`.assemble`), derive its seeds (:mod:`.seeds`), run it in
-the sandbox (:mod:`.sandbox`, :mod:`.exercise`) for the feedback outputs and each hidden test's bytes, and have the
-judge (:mod:`.judge`) decide each test from those bytes. A graded test passes when its visible part ran without an
-error in the feedback run AND the judge accepted its hidden results.
+the sandbox (:mod:`.sandbox`, :mod:`.exercise`) for the feedback outputs and each hidden test's bytes
+(:func:`exercise`), and have the judge (:mod:`.judge`) decide each test from those bytes (:func:`verdicts`). A graded
+test passes when its visible part ran without an error in the feedback run AND the judge accepted its hidden results.
 
-Sandbox runs happen in worker threads, ``jobs`` at a time, with as many judge processes, lent out one decision at a
-time (:class:`.judge.Judges`); everything that writes (the autograded notebooks and the gradebook) happens in the
-calling thread, one submission at a time, in student order, so a parallel batch writes exactly what a sequential one
-writes. The reference's run on seed 0 (the authoring check) and the judges' start-up overlap the first sandbox runs;
-the check must pass before anything is written.
+Sandbox runs happen in worker threads, ``jobs`` at a time. Each submission's verdicts are asked for in a second pool
+of as many threads, from as many judge processes, lent out one decision at a time (:class:`.judge.Judges`), so a
+worker starts its next sandbox while the judge decides: the judge's work fills the moments a core would wait, and no
+more than ``jobs`` sandboxes ever run. Everything that writes (the autograded notebooks and the gradebook) happens
+in the calling thread, one submission at a time, in student order, so a parallel batch writes exactly what a
+sequential one writes. The reference's run on seed 0 (the authoring check) and the judges' start-up overlap the
+first sandbox runs; the check must pass before anything is written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,18 +100,44 @@ def _clean(outputs: Any) -> list[dict[str, Any]]:
 
 def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.Secret, package: Path,
             judge: Judge | Judges, feedback_package: Path | None = None) -> Outcome:
-    """Run one assembled job in its sandbox, have ``judge`` decide, and turn both into verdicts and messages.
+    """Run one assembled job in its sandbox, have ``judge`` decide, and turn both into verdicts and messages
+    (:func:`exercise` then :func:`verdicts`).
 
     Raises:
         checks.GraderError: if the reference failed on this submission's seeds (nothing is decided).
     """
-    outcome = Outcome(student, job, ran=True)
-    tags = job.tags
-    test_seeds = seeds.submission_seeds(secret, job.assignment, student, job.answers, tags)
+    return verdicts(job, exercise(job, student, limits, unsafe, secret, package, feedback_package), limits, judge)
+
+
+@dataclass
+class Exercised:
+    """What one submission's sandbox runs handed back, with the seeds they used: all the judge needs."""
+
+    student: str
+    seeds: dict[str, int]
+    run: sandbox.RunResult
+
+
+def exercise(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.Secret, package: Path,
+             feedback_package: Path | None = None) -> Exercised:
+    """Run one assembled job in its sandbox(es) (never raises for anything the submission does)."""
+    test_seeds = seeds.submission_seeds(secret, job.assignment, student, job.answers, job.tags)
     run = sandbox.run_job(job.public_cells(), {"seeds": test_seeds, "tests": job.secret_tests()}, package, limits,
                           unsafe=unsafe, feedback_package=feedback_package, feedback_only=job.feedback_only())
+    return Exercised(student, test_seeds, run)
+
+
+def verdicts(job: Job, done: Exercised, limits: Limits, judge: Judge | Judges) -> Outcome:
+    """Have ``judge`` decide each graded test from ``done``'s data, and turn the verdicts and the feedback run's
+    outputs into the submission's :class:`Outcome`.
+
+    Raises:
+        checks.GraderError: if the reference failed on this submission's seeds (nothing is decided).
+    """
+    outcome = Outcome(done.student, job, ran=True)
+    tags, run = job.tags, done.run
     outcome.seconds, outcome.cpu_seconds = run.seconds, run.cpu_seconds
-    verdicts = judge.decide(test_seeds, {tag: run.results.get(tag) for tag in tags})
+    decided = judge.decide(done.seeds, {tag: run.results.get(tag) for tag in tags})
     messages = outcome.messages
     for cell in job.cells:
         shown = run.outputs.get(cell.index, {})
@@ -127,9 +155,9 @@ def run_one(job: Job, student: str, limits: Limits, unsafe: bool, secret: seeds.
         elif error:
             ename = str(error.get("ename", ""))
             why = "its visible tests failed: " + explain(ename, str(error.get("evalue", "")), limits)
-        elif not verdicts[tag].passed:
-            stub = tag in run.stubbed and verdicts[tag].message == checks.NO_RESULT
-            ename, why = "HiddenTestFailed", checks.STUB_CALLED if stub else verdicts[tag].message
+        elif not decided[tag].passed:
+            stub = tag in run.stubbed and decided[tag].message == checks.NO_RESULT
+            ename, why = "HiddenTestFailed", checks.STUB_CALLED if stub else decided[tag].message
         else:
             ename, why = "", ""
         outcome.passed[tag] = not why
@@ -185,26 +213,38 @@ def _grade(course_dir: Path, assignment: str, source: Path, students: list[str],
     # forked before the secret part exists), one Python start-up fewer per submission.
     package, feedback_package = stubs.course_libraries(course_dir, source)
 
-    def work(student: str) -> Outcome:
-        job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes
-        if job.unreadable:
-            return Outcome(student, job, messages=list(messages))
+    def failed(student: str, job: Job, messages: list[str], exc: Exception) -> Outcome:
+        # the grader's or the reference's fault: reported loudly, nothing recorded
+        return Outcome(student, job, grader_error=f"{type(exc).__name__}: {exc}",
+                       messages=[*messages, f"GRADER ERROR, not graded ({type(exc).__name__}: {exc}); fix the "
+                                            f"cause and grade it again"])
+
+    def decide(job: Job, messages: list[str], done: Exercised) -> Outcome:
         try:
-            outcome = run_one(job, student, limits, unsafe, secret, package, judges,
-                              feedback_package=feedback_package)
-        except Exception as exc:  # the grader's or the reference's fault: reported loudly, nothing recorded
-            return Outcome(student, job, grader_error=f"{type(exc).__name__}: {exc}",
-                           messages=[*messages, f"GRADER ERROR, not graded ({type(exc).__name__}: {exc}); fix the "
-                                                f"cause and grade it again"])
+            outcome = verdicts(job, done, limits, judges)
+        except Exception as exc:
+            return failed(done.student, job, messages, exc)
         outcome.messages[:0] = messages + job.ignored
         return outcome
 
+    def work(student: str) -> Future[Outcome]:
+        job, messages = prepare(course_dir, assignment, student)  # in the worker: overlaps other sandboxes
+        if job.unreadable:
+            return _done(Outcome(student, job, messages=list(messages)))
+        try:
+            done = exercise(job, student, limits, unsafe, secret, package, feedback_package)
+        except Exception as exc:
+            return _done(failed(student, job, messages, exc))
+        # The verdicts overlap this worker's next sandbox run: the judge's work fills moments when a core would
+        # wait (a sandbox starting, a pipe's round trip), and never more than ``workers`` sandboxes run.
+        return deciders.submit(decide, job, messages, done)
+
     results = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool, ThreadPoolExecutor(max_workers=workers) as deciders:
         try:
             # The reference must run on some seed before any grade is written: an authoring bug stops the batch
-            # here. It goes first in the pool's queue, so it overlaps the first sandbox runs and nothing else.
-            check = pool.submit(judges.decide, dict.fromkeys(tags, 0), dict.fromkeys(tags))
+            # here. It goes first in the deciders' queue, so it overlaps the first sandbox runs.
+            check = deciders.submit(judges.decide, dict.fromkeys(tags, 0), dict.fromkeys(tags))
             pending = [pool.submit(work, student) for student in students]
             with contextlib.ExitStack() as stack:
                 try:
@@ -215,13 +255,21 @@ def _grade(course_dir: Path, assignment: str, source: Path, students: list[str],
                     raise
                 check.result()
                 for future in pending:  # student order: writes are sequential, as in a batch of one job
-                    results.append(_record(course_dir, assignment, future.result(), unsafe, secret.public, writer))
+                    results.append(_record(course_dir, assignment, future.result().result(), unsafe,
+                                           secret.public, writer))
         except BaseException:
             judges.kill()  # a thread blocked on a judge (a looping source cell, say) must not hold up the shutdown
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # a sandbox already running finishes (its own limits)
+            deciders.shutdown(wait=True, cancel_futures=True)
     return results
+
+
+def _done(outcome: Outcome) -> Future[Outcome]:
+    future: Future[Outcome] = Future()
+    future.set_result(outcome)
+    return future
 
 
 def _record(course_dir: Path, assignment: str, outcome: Outcome, unsafe: bool, public_secret: bool,
