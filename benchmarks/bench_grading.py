@@ -38,7 +38,8 @@ correct submission full marks, or the benchmark stops. Prints:
 :func:`_machine_scaling`). ``--no-loop`` drops the looping submission from the mix: then the figures are the
 grader's own cost and parallel efficiency. ``--profile`` adds where the time goes per submission, by phase, for 1
 and 2 jobs: wall clock, CPU of the grader's thread that runs the phase, and (1 job, with the kernel's count) CPU of
-all processes during the phase, which for a sandbox run is that sandbox's CPU. With several assignments, a table of
+all processes during the phase: for a sandbox run, that sandbox's CPU plus the previous submission's verdicts, which
+the judge decides meanwhile. With several assignments, a table of
 every one ends the output: CPU per submission, the 2-job speed-up, and the goals met. ``--results FILE`` writes the
 scores and messages as JSON, to compare two versions of the grader on the same submissions.
 
@@ -145,8 +146,8 @@ def build_course(root: Path, assignment: str, students: int, source_dir: Path) -
 
 class Phases:
     """Time per phase (``--profile``), by wrapping module functions: wall clock, CPU of the grader's thread that runs
-    the phase, and, with a :class:`CpuMeter`, CPU of every process during the phase (meaningful with 1 job, where
-    phases do not overlap much; a sandbox run's is then that sandbox's CPU)."""
+    the phase, and, with a :class:`CpuMeter`, CPU of every process during the phase (meaningful with 1 job only; even
+    then a sandbox run's includes the previous submission's verdicts, which overlap it)."""
 
     def __init__(self, meter: CpuMeter | None) -> None:
         self.meter = meter
@@ -177,7 +178,7 @@ class Phases:
         self.wrap(batch, "prepare", "prepare: read + assemble (worker)")
         self.wrap(sandbox, "_run", lambda kw: "sandbox: " + ("feedback run (worker)" if kw.get("feedback")
                                                              else "graded run (worker)"))
-        self.wrap(judge.Judge, "decide", "judge's verdicts (worker)")
+        self.wrap(judge.Judge, "decide", "judge's verdicts (decider)")
         self.wrap(assemble, "autograded_notebook", "autograded notebook built (main)")
         self.wrap(record, "write_autograded", "autograded notebook written (main)")
         self.wrap(record.GradebookWriter, "save", "gradebook written (main)")
@@ -448,7 +449,8 @@ def _sandbox_seconds(course: Path, assignment: str) -> str:
 def _machine_scaling(course: Path, assignment: str, core: set[int], k: int = 8) -> list[float]:
     """This machine's 2-core speed-up for the first (correct) submission's sandbox runs alone, with no batch,
     judge or gradebook around them: ``k`` runs in a row pinned to ``core``, then ``k`` runs in each of 2 threads on
-    every core; 3 interleaved rounds. The grader's figure cannot beat what the machine gives at that moment."""
+    every core; 3 interleaved rounds. It is a yardstick, not a bound: the batch's 1-job baseline time-shares its one
+    core between sandboxes, judges and the grader, so the batch's figure can be a little above it."""
     import threading
 
     from autograd_lab.course.grading import batch, seeds, stubs
