@@ -62,7 +62,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +197,21 @@ def one_core() -> set[int] | None:
         return None
 
 
+@contextlib.contextmanager
+def pinned(cores: set[int] | None) -> Iterator[None]:
+    """Run the block (and every thread and process it starts, which inherit the affinity) on ``cores`` only; None
+    leaves the affinity alone."""
+    if not cores:
+        yield
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cores)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def grade(built: Path, assignment: str, jobs: int, work: Path, meter: CpuMeter | None,
           phases: Phases | None = None, cores: set[int] | None = None) -> dict[str, Any]:
     """Grade a fresh copy of ``built``: wall seconds, results, CPU of the grader process and inside the sandboxes,
@@ -212,17 +227,10 @@ def grade(built: Path, assignment: str, jobs: int, work: Path, meter: CpuMeter |
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     everything = meter.seconds() if meter else 0.0
-    allowed = os.sched_getaffinity(0) if cores else None
-    if cores:
-        os.sched_setaffinity(0, cores)
     start = time.perf_counter()
-    try:
-        with phases or contextlib.nullcontext():
-            results = batch.grade_batch(course, assignment, students, jobs=jobs, limits=limits)
-    finally:
-        wall = time.perf_counter() - start
-        if allowed:
-            os.sched_setaffinity(0, allowed)
+    with pinned(cores), phases or contextlib.nullcontext():
+        results = batch.grade_batch(course, assignment, students, jobs=jobs, limits=limits)
+    wall = time.perf_counter() - start
     everything = (meter.seconds() - everything) if meter else 0.0
     own2 = resource.getrusage(resource.RUSAGE_SELF)
     kids2 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -420,25 +428,33 @@ def main() -> None:
         table(summaries, f"{args.students} submissions ({', '.join(f'{v} {k}' for k, v in mix.items())})")
 
 
-def _sandbox_seconds(course: Path, assignment: str) -> str:
-    """Best time of one submission's sandbox runs and verdicts alone (feedback run, graded run, judge) of the first
-    (correct) submission."""
-    from autograd_lab.course.grading import assemble, batch, sandbox, seeds, stubs
-    from autograd_lab.course.grading.judge import Judge
+def _first_submission(course: Path, assignment: str) -> tuple[Any, Path, Any, Path, Path | None]:
+    """What grading the first (correct) submission alone needs: (its job, the source notebook, the limits, the
+    sandbox's library copy, the feedback run's copy or None)."""
+    from autograd_lab.course.grading import batch, stubs
     from autograd_lab.course.grading.limits import course_limits
 
     job, _ = batch.prepare(course, assignment, "student000")
-    if sandbox.sandbox_problem():
-        return ""
     source = course / "source" / assignment / f"{assignment}.ipynb"
     limits = course_limits(course).replace(cell_seconds=CELL_SECONDS[0])
-    package, feedback_package = stubs.course_libraries(course, source)
+    return (job, source, limits, *stubs.course_libraries(course, source))
+
+
+def _sandbox_seconds(course: Path, assignment: str) -> str:
+    """Best time of one submission's sandbox runs and verdicts alone (feedback run, graded run, judge) of the first
+    (correct) submission."""
+    from autograd_lab.course.grading import assemble, batch, sandbox, seeds
+    from autograd_lab.course.grading.judge import Judge
+
+    if sandbox.sandbox_problem():
+        return ""
+    job, source, limits, package, feedback_package = _first_submission(course, assignment)
     judge = Judge(assemble.judge_cells(source), limits.cell_seconds)
     try:
         times = []
         for _ in range(3):
             start = time.perf_counter()
-            batch.run_one(job, "student000", limits, False, seeds.read_secret(), package, judge,
+            batch.run_one(job, "student000", limits, False, seeds.read_secret(course), package, judge,
                           feedback_package=feedback_package)
             times.append(time.perf_counter() - start)
     finally:
@@ -453,29 +469,21 @@ def _machine_scaling(course: Path, assignment: str, core: set[int], k: int = 8) 
     core between sandboxes, judges and the grader, so the batch's figure can be a little above it."""
     import threading
 
-    from autograd_lab.course.grading import batch, seeds, stubs
-    from autograd_lab.course.grading.limits import course_limits
+    from autograd_lab.course.grading import batch, seeds
 
-    job, _ = batch.prepare(course, assignment, "student000")
-    source = course / "source" / assignment / f"{assignment}.ipynb"
-    limits = course_limits(course).replace(cell_seconds=CELL_SECONDS[0])
-    package, feedback_package = stubs.course_libraries(course, source)
+    job, _, limits, package, feedback_package = _first_submission(course, assignment)
     secret = seeds.read_secret(course)
 
     def runs() -> None:
         for _ in range(k):
             batch.exercise(job, "student000", limits, False, secret, package, feedback_package)
 
-    allowed = os.sched_getaffinity(0)
     scaling = []
     for _ in range(3):
-        os.sched_setaffinity(0, core)
-        try:
+        with pinned(core):
             start = time.perf_counter()
             runs()
             one = time.perf_counter() - start
-        finally:
-            os.sched_setaffinity(0, allowed)
         start = time.perf_counter()
         threads = [threading.Thread(target=runs) for _ in range(2)]
         for thread in threads:
